@@ -1,0 +1,21 @@
+# Finds what every arenafem target needs: the CCCL headers (Thrust, CUB, libcu++) from the CUDA
+# toolkit, OpenMP for the CPU backend, and the CUDA runtime for the CUDA backend.
+
+find_package(CUDAToolkit QUIET)
+find_path(ARENAFEM_CCCL_INCLUDE_DIR thrust/version.h
+  HINTS ${CUDAToolkit_INCLUDE_DIRS}/cccl ${CUDAToolkit_INCLUDE_DIRS} /usr/local/cuda/include/cccl
+        $ENV{CUDA_PATH}/include/cccl
+  DOC "Directory holding thrust/, cub/ and cuda/ (the CUDA toolkit's include/cccl)"
+  NO_DEFAULT_PATH)
+if(NOT ARENAFEM_CCCL_INCLUDE_DIR)
+  message(FATAL_ERROR
+    "arenafem: Thrust/CUB headers not found. Install the CUDA toolkit (its include/cccl holds "
+    "them) or set ARENAFEM_CCCL_INCLUDE_DIR to the folder that contains thrust/version.h.")
+endif()
+
+if(ARENAFEM_OPENMP AND NOT ARENAFEM_CUDA)
+  find_package(OpenMP REQUIRED COMPONENTS CXX)
+endif()
+if(ARENAFEM_CUDA AND NOT TARGET CUDA::cudart)
+  message(FATAL_ERROR "arenafem: ARENAFEM_CUDA=ON but the CUDA runtime (CUDA::cudart) was not found")
+endif()

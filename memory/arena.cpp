@@ -1,0 +1,202 @@
+#include "memory/arena.hpp"
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+
+#include "memory/config.hpp"
+#include "memory/error.hpp"
+
+namespace afem::memory {
+
+Arena::Arena(Pool& pool, ArenaOptions options)
+    : pool_(&pool),
+      name_(std::move(options.name)),
+      chunk_label_(name_ + ".chunks"),
+      chunk_bytes_(options.chunk_bytes),
+      capacity_bytes_(options.capacity_bytes),
+      stream_(pool.stream()) {
+  AFEM_EXPECTS(chunk_bytes_ > 0, "Arena '" + name_ + "': chunk_bytes is 0; expected > 0");
+}
+
+Arena::~Arena() {
+  if (stats_.outstanding_handles != 0) {
+    const std::string table = ledger_.snapshot(name_).table();
+    std::fprintf(stderr,
+                 "arenafem: Arena '%s' destroyed while %zu handles are outstanding; every "
+                 "Temporary must be released before its Arena dies\n%s",
+                 name_.c_str(), stats_.outstanding_handles, table.c_str());
+#if defined(ARENAFEM_CHECKS)
+    std::abort();
+#endif
+  }
+  for (const Block& chunk : chunks_) {
+    pool_->deallocate(chunk);
+  }
+}
+
+std::size_t Arena::aligned_size(std::size_t bytes) {
+  AFEM_EXPECTS(bytes <= (std::size_t{1} << 60),
+               "Arena: request of " + std::to_string(bytes) + " bytes exceeds 2^60 bytes");
+  return (bytes + block_alignment - 1) / block_alignment * block_alignment;
+}
+
+Block Arena::allocate(std::size_t bytes, std::string_view label) {
+  AFEM_EXPECTS(bytes > 0, "Arena '" + name_ + "': request of 0 bytes for '" + std::string(label) +
+                              "'; expected at least one byte");
+  if (bytes > (std::size_t{1} << 60)) {
+    throw OutOfMemory("Arena '" + name_ + "': request of " + std::to_string(bytes) +
+                      " bytes for '" + std::string(label) + "' exceeds 2^60 bytes");
+  }
+  const std::size_t size = aligned_size(bytes);
+  LedgerEntry& entry = ledger_.entry(label);
+
+  const bool fits_current =
+      current_chunk_ < chunks_.size() && offset_ + size <= chunks_[current_chunk_].reserved;
+  if (!fits_current) {
+    // Chunks after the current one are untouched in this generation: take the first that fits.
+    std::size_t next = chunks_.empty() ? 0 : current_chunk_ + 1;
+    while (next < chunks_.size() && chunks_[next].reserved < size) {
+      ++next;
+    }
+    if (next == chunks_.size()) {
+      next = add_chunk(size, label);
+    }
+    current_chunk_ = next;
+    offset_ = 0;
+  }
+
+  std::byte* pointer = chunks_[current_chunk_].pointer + offset_;
+  offset_ += size;
+  stats_.used_bytes += size;
+  stats_.peak_used_bytes = std::max(stats_.peak_used_bytes, stats_.used_bytes);
+  stats_.live_bytes += size;
+  stats_.live_handles += 1;
+  stats_.outstanding_handles += 1;
+  Ledger::add(entry, size);
+  return Block{pointer, size, &entry, stats_.generation, stream_};
+}
+
+std::size_t Arena::add_chunk(std::size_t size, std::string_view label) {
+  std::size_t request = std::max(chunk_bytes_, size);
+  if (capacity_bytes_ != 0) {
+    // Chunks not touched since the last reset can go back to the pool to make room.
+    const std::size_t first_untouched = current_chunk_ + (offset_ > 0 ? 1 : 0);
+    std::size_t untouched_bytes = 0;
+    for (std::size_t i = first_untouched; i < chunks_.size(); ++i) {
+      untouched_bytes += chunks_[i].reserved;
+    }
+    const std::size_t room = capacity_bytes_ - std::min(capacity_bytes_, stats_.reserved_bytes);
+    const std::size_t room_after_release = room + untouched_bytes;
+    request = std::max(size, std::min(request, room_after_release));
+    if (Pool::size_class(request) > room_after_release) {
+      throw OutOfMemory("Arena '" + name_ + "': hard capacity " + format_bytes(capacity_bytes_) +
+                        " reached: request of " + format_bytes(size) + " for '" +
+                        std::string(label) + "' does not fit (" + format_bytes(stats_.used_bytes) +
+                        " used since the last reset, " + format_bytes(stats_.reserved_bytes) +
+                        " in chunks); largest live: " + largest_live_labels());
+    }
+    if (Pool::size_class(request) > room) {
+      for (std::size_t i = first_untouched; i < chunks_.size(); ++i) {
+        pool_->deallocate(chunks_[i]);
+      }
+      chunks_.resize(first_untouched);
+      stats_.reserved_bytes -= untouched_bytes;
+    }
+  }
+  chunks_.reserve(chunks_.size() + 1);
+  chunks_.push_back(pool_->allocate(request, chunk_label_, stream_));
+  stats_.reserved_bytes += chunks_.back().reserved;
+  stats_.chunk_count = chunks_.size();
+  return chunks_.size() - 1;
+}
+
+void Arena::deallocate(const Block& block) noexcept {
+  if (block.pointer == nullptr) {
+    return;
+  }
+  stats_.outstanding_handles -= 1;
+  if (block.generation != stats_.generation) {
+    stats_.stale_releases += 1;
+    return;
+  }
+  Ledger::remove(*block.entry, block.reserved);
+  stats_.live_bytes -= block.reserved;
+  stats_.live_handles -= 1;
+  if (current_chunk_ < chunks_.size() &&
+      block.pointer + block.reserved == chunks_[current_chunk_].pointer + offset_) {
+    offset_ -= block.reserved;
+    stats_.used_bytes -= block.reserved;
+  }
+}
+
+void* Arena::allocate_scratch(std::size_t bytes, std::string_view label) {
+  const std::lock_guard lock(scratch_mutex_);
+  const Position start{current_chunk_, offset_, stats_.used_bytes};
+  void* pointer = allocate(bytes, label).pointer;
+  if (scratch_outstanding_++ == 0) {
+    scratch_start_ = start;
+  }
+  return pointer;
+}
+
+void Arena::deallocate_scratch(void* pointer, std::size_t bytes, std::string_view label) noexcept {
+  const std::lock_guard lock(scratch_mutex_);
+  LedgerEntry* entry = ledger_.find(label);
+  if (entry == nullptr || scratch_outstanding_ == 0) {
+    detail::report_noexcept_failure("Arena::deallocate_scratch: scratch never handed out", __FILE__,
+                                    __LINE__);
+    return;
+  }
+  deallocate(Block{static_cast<std::byte*>(pointer), aligned_size(bytes), entry, stats_.generation,
+                   stream_});
+  if (--scratch_outstanding_ == 0) {
+    current_chunk_ = scratch_start_.chunk;
+    offset_ = scratch_start_.offset;
+    stats_.used_bytes = scratch_start_.used_bytes;
+  }
+}
+
+void Arena::reset() noexcept {
+  stats_.generation += 1;
+  current_chunk_ = 0;
+  offset_ = 0;
+  stats_.used_bytes = 0;
+  stats_.live_bytes = 0;
+  stats_.live_handles = 0;
+  ledger_.clear_live();
+}
+
+void Arena::release_chunks() {
+  AFEM_EXPECTS(stats_.live_handles == 0,
+               "Arena '" + name_ + "': release_chunks() while " +
+                   std::to_string(stats_.live_handles) +
+                   " handles of this generation are live (largest: " + largest_live_labels() +
+                   "); release them or reset() first");
+  for (const Block& chunk : chunks_) {
+    pool_->deallocate(chunk);
+  }
+  chunks_.clear();
+  current_chunk_ = 0;
+  offset_ = 0;
+  stats_.used_bytes = 0;
+  stats_.reserved_bytes = 0;
+  stats_.chunk_count = 0;
+}
+
+std::string Arena::largest_live_labels() const {
+  const LedgerSnapshot snapshot = ledger_.snapshot(name_);
+  std::string out;
+  constexpr std::size_t shown = 3;
+  for (std::size_t i = 0; i < snapshot.entries.size() && i < shown; ++i) {
+    const LedgerEntry& entry = snapshot.entries[i];
+    if (entry.live_bytes == 0) {
+      break;
+    }
+    out += (i == 0 ? "'" : ", '") + entry.label + "' " + format_bytes(entry.live_bytes) + " in " +
+           std::to_string(entry.live_count) + (entry.live_count == 1 ? " handle" : " handles");
+  }
+  return out.empty() ? std::string("none") : out;
+}
+
+}  // namespace afem::memory

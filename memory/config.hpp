@@ -1,0 +1,30 @@
+#pragma once
+
+/// @file
+/// Build configuration shared by every layer: the host/device marker and backend facts.
+
+#if defined(__CUDACC__)
+/// Marks a function callable from host code and from device kernels.
+#define AFEM_HOST_DEVICE __host__ __device__
+#else
+#define AFEM_HOST_DEVICE
+#endif
+
+#if defined(ARENAFEM_WITH_CUDA)
+#define AFEM_HAS_CUDA 1
+#else
+#define AFEM_HAS_CUDA 0
+#endif
+
+#include <cstddef>
+
+namespace afem {
+
+/// True in builds whose device memory and kernels live on a CUDA GPU; false for the OpenMP backend.
+inline constexpr bool has_cuda = AFEM_HAS_CUDA != 0;
+
+/// Alignment in bytes of every block a Pool or Arena hands out (matches CUDA's allocation
+/// alignment).
+inline constexpr std::size_t block_alignment = 256;
+
+}  // namespace afem

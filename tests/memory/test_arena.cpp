@@ -1,0 +1,198 @@
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "memory/arena.hpp"
+#include "memory/temporary.hpp"
+#include "support/checked_resource.hpp"
+
+namespace afem::memory {
+namespace {
+
+constexpr std::size_t KiB = 1024;
+constexpr std::size_t MiB = 1024 * KiB;
+
+class ArenaTest : public ::testing::Test {
+protected:
+  test::CheckedResource upstream_;
+  Pool pool_{upstream_, PoolOptions{"pool", Stream::cpu()}};
+};
+
+TEST_F(ArenaTest, ResetMakesTheSameBytesReusable) {
+  Arena arena(pool_, ArenaOptions{"step", 64 * KiB, 0});
+  auto a = borrow_temporary<double>(arena, 100, "a");
+  auto b = borrow_temporary<double>(arena, 200, "b");
+  double* a_data = a.data();
+  EXPECT_EQ(b.data() - a_data, static_cast<std::ptrdiff_t>(Arena::aligned_size(800) / 8));
+  EXPECT_EQ(arena.stats().live_handles, 2U);
+  a.release();
+  b.release();
+  arena.reset();
+  auto again = borrow_temporary<double>(arena, 100, "a");
+  EXPECT_EQ(again.data(), a_data);
+  EXPECT_EQ(arena.stats().chunk_count, 1U);
+  EXPECT_EQ(arena.stats().generation, 1U);
+  EXPECT_EQ(pool_.stats().upstream_allocations, 1U);
+}
+
+TEST_F(ArenaTest, HandleKeptPastResetIsDetectedWithItsLabel) {
+  Arena arena(pool_, ArenaOptions{"step", 64 * KiB, 0});
+  auto kept = borrow_temporary<float>(arena, 10, "Solver.residual");
+  EXPECT_TRUE(kept.is_current());
+  arena.reset();
+  EXPECT_FALSE(kept.is_current());
+  try {
+    (void)kept.view();
+    FAIL() << "a stale handle gave a view";
+  } catch (const StaleHandle& error) {
+    const std::string message = error.what();
+    EXPECT_NE(message.find("Solver.residual"), std::string::npos) << message;
+    EXPECT_NE(message.find("'step'"), std::string::npos) << message;
+  }
+  auto fresh = borrow_temporary<float>(arena, 10, "fresh");
+  EXPECT_EQ(arena.stats().live_handles, 1U);
+  kept.release();  // the stale release is counted and leaves the new generation alone
+  const ArenaStats stats = arena.stats();
+  EXPECT_EQ(stats.stale_releases, 1U);
+  EXPECT_EQ(stats.live_handles, 1U);
+  EXPECT_EQ(stats.live_bytes, Arena::aligned_size(40));
+  EXPECT_EQ(stats.outstanding_handles, 1U);
+  EXPECT_NO_THROW((void)fresh.view());
+}
+
+TEST_F(ArenaTest, LastBlockGivenBackRollsTheOffsetBack) {
+  Arena arena(pool_, ArenaOptions{"step", 64 * KiB, 0});
+  auto base = borrow_temporary<std::byte>(arena, 100, "base");
+  std::byte* first = nullptr;
+  {
+    auto scratch = borrow_temporary<std::byte>(arena, 1000, "scratch");
+    first = scratch.data();
+  }
+  auto again = borrow_temporary<std::byte>(arena, 3000, "scratch");
+  EXPECT_EQ(again.data(), first);
+  EXPECT_EQ(arena.stats().used_bytes, Arena::aligned_size(100) + Arena::aligned_size(3000));
+}
+
+TEST_F(ArenaTest, GrowsByChunksAndServesLargeRequestsWhole) {
+  Arena arena(pool_, ArenaOptions{"step", 64 * KiB, 0});
+  std::vector<Temporary<std::byte>> held;
+  for (int i = 0; i < 3; ++i) {
+    held.push_back(borrow_temporary<std::byte>(arena, 40 * KiB, "piece"));
+  }
+  EXPECT_EQ(arena.stats().chunk_count, 3U);
+  held.push_back(borrow_temporary<std::byte>(arena, MiB, "large"));
+  EXPECT_EQ(arena.stats().chunk_count, 4U);
+  EXPECT_EQ(arena.stats().reserved_bytes, 3 * 64 * KiB + MiB);
+  EXPECT_EQ(pool_.ledger().find("step.chunks")->live_bytes, arena.stats().reserved_bytes);
+  EXPECT_EQ(arena.ledger().live_bytes(), arena.stats().live_bytes);
+}
+
+TEST_F(ArenaTest, RepeatedStepsTakeNothingFromThePoolAfterWarmUp) {
+  Arena arena(pool_, ArenaOptions{"step", 256 * KiB, 0});
+  auto step = [&] {
+    ArenaScope scope(arena);
+    auto a = borrow_temporary<double>(scope.arena(), 10000, "a");
+    auto b = borrow_temporary<std::int32_t>(scope.arena(), 300000, "b");  // > one chunk
+    auto c = borrow_temporary<std::byte>(scope.arena(), 12345, "c");
+    a.release();
+    auto d = borrow_temporary<double>(scope.arena(), 5000, "d");
+  };
+  step();
+  const PoolStats warm = pool_.stats();
+  const ArenaStats arena_warm = arena.stats();
+  for (int i = 0; i < 100; ++i) {
+    step();
+  }
+  EXPECT_EQ(pool_.stats().upstream_allocations, warm.upstream_allocations);
+  EXPECT_EQ(pool_.stats().hits + pool_.stats().misses, warm.hits + warm.misses)
+      << "no chunk was borrowed after the first step";
+  EXPECT_EQ(arena.stats().reserved_bytes, arena_warm.reserved_bytes);
+  EXPECT_EQ(arena.stats().generation, 101U);
+  EXPECT_EQ(arena.stats().peak_used_bytes, arena_warm.peak_used_bytes);
+}
+
+TEST_F(ArenaTest, HardCapacityErrorNamesLargestLabelsAndLeavesTheArenaUsable) {
+  Arena arena(pool_, ArenaOptions{"bounded", 256 * KiB, MiB});
+  auto big = borrow_temporary<std::byte>(arena, 600 * KiB, "Assembly.triplets");
+  auto medium = borrow_temporary<std::byte>(arena, 200 * KiB, "Assembly.keys");
+  const ArenaStats before = arena.stats();
+  try {
+    auto too_much = borrow_temporary<std::byte>(arena, 300 * KiB, "Solver.p");
+    FAIL() << "passed the hard capacity";
+  } catch (const OutOfMemory& error) {
+    const std::string message = error.what();
+    EXPECT_NE(message.find("'bounded'"), std::string::npos) << message;
+    EXPECT_NE(message.find("Solver.p"), std::string::npos) << message;
+    EXPECT_NE(message.find("'Assembly.triplets'"), std::string::npos) << message;
+    EXPECT_NE(message.find("'Assembly.keys'"), std::string::npos) << message;
+    EXPECT_LT(message.find("Assembly.triplets"), message.find("Assembly.keys")) << "largest first";
+  }
+  const ArenaStats after = arena.stats();
+  EXPECT_EQ(after.used_bytes, before.used_bytes);
+  EXPECT_EQ(after.reserved_bytes, before.reserved_bytes);
+  EXPECT_EQ(after.live_handles, before.live_handles);
+  EXPECT_LE(after.reserved_bytes, MiB);
+  auto fits = borrow_temporary<std::byte>(arena, 64 * KiB, "fits");
+  EXPECT_EQ(fits.size(), 64 * KiB);
+  fits.release();
+  big.release();
+  medium.release();
+  arena.reset();
+  auto after_reset = borrow_temporary<std::byte>(arena, 700 * KiB, "again");
+  EXPECT_EQ(after_reset.size(), 700 * KiB);
+}
+
+TEST_F(ArenaTest, ScopeResetsAtItsEnd) {
+  Arena arena(pool_, ArenaOptions{"step", 64 * KiB, 0});
+  {
+    ArenaScope scope(arena);
+    auto scratch = borrow_temporary<int>(scope.arena(), 100, "scratch");
+    EXPECT_GT(arena.stats().used_bytes, 0U);
+  }
+  EXPECT_EQ(arena.stats().generation, 1U);
+  EXPECT_EQ(arena.stats().used_bytes, 0U);
+  EXPECT_EQ(arena.ledger().live_bytes(), 0U);
+  EXPECT_EQ(arena.stats().outstanding_handles, 0U);
+}
+
+TEST_F(ArenaTest, ReleaseChunksRefusesWhileHandlesAreLive) {
+  Arena arena(pool_, ArenaOptions{"step", 64 * KiB, 0});
+  auto live = borrow_temporary<int>(arena, 100, "Mesh.scratch");
+  try {
+    arena.release_chunks();
+    FAIL() << "released chunks under a live handle";
+  } catch (const Error& error) {
+    EXPECT_NE(std::string(error.what()).find("Mesh.scratch"), std::string::npos) << error.what();
+  }
+  EXPECT_EQ(arena.stats().chunk_count, 1U);
+  EXPECT_NO_THROW((void)live.view());
+  live.release();
+  arena.release_chunks();
+  EXPECT_EQ(arena.stats().chunk_count, 0U);
+  EXPECT_EQ(pool_.stats().live_bytes, 0U);
+}
+
+TEST_F(ArenaTest, RejectsZeroBytesAndZeroChunks) {
+  Arena arena(pool_, ArenaOptions{"step", 64 * KiB, 0});
+  EXPECT_THROW((void)arena.allocate(0, "zero"), Error);
+  EXPECT_THROW(Arena(pool_, ArenaOptions{"bad", 0, 0}), Error);
+  EXPECT_EQ(arena.stats().used_bytes, 0U);
+}
+
+#if defined(ARENAFEM_CHECKS)
+TEST(ArenaDeathTest, DestroyingAnArenaWithOutstandingHandlesNamesThem) {
+  EXPECT_DEATH(
+      {
+        Pool pool;
+        auto arena = std::make_unique<Arena>(pool);
+        auto leaked = borrow_temporary<int>(*arena, 10, "Leaky.scratch");
+        arena.reset();
+      },
+      "Leaky.scratch");
+}
+#endif
+
+}  // namespace
+}  // namespace afem::memory

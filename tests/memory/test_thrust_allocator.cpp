@@ -1,0 +1,169 @@
+// Backend-generic: compiled by g++ on the OpenMP backend and by nvcc on the CUDA backend.
+#include <gtest/gtest.h>
+
+#include <thrust/reduce.h>
+#include <thrust/scan.h>
+#include <thrust/sort.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <numeric>
+#include <random>
+#include <vector>
+
+#include "memory/arena.hpp"
+#include "memory/temporary.hpp"
+#include "memory/thrust_allocator.hpp"
+#include "support/backend.hpp"
+
+namespace afem::memory {
+namespace {
+
+constexpr std::size_t MiB = 1024 * 1024;
+
+class ThrustAllocatorTest : public ::testing::Test {
+protected:
+  void SetUp() override {
+    if (!test::device_available()) {
+      GTEST_SKIP() << "no device for this build's backend";
+    }
+    pool_ = std::make_unique<Pool>(test::device_upstream(),
+                                   PoolOptions{"device", test::device_stream()});
+    arena_ = std::make_unique<Arena>(*pool_, ArenaOptions{"step", 16 * MiB, 0});
+  }
+  void TearDown() override {
+    arena_.reset();
+    pool_.reset();
+  }
+
+  /// One "step": sort cell keys with their particle indices, count particles per cell with
+  /// reduce_by_key, and scan the counts into offsets; returns the offsets on the host.
+  std::vector<std::int32_t> binning_step(const std::vector<std::int32_t>& cells, int cell_count) {
+    ArenaScope scope(*arena_);
+    const std::size_t n = cells.size();
+    auto keys = borrow_temporary<std::int32_t>(*arena_, n, "binning.keys");
+    auto indices = borrow_temporary<std::int32_t>(*arena_, n, "binning.indices");
+    auto ones = borrow_temporary<std::int32_t>(*arena_, n, "binning.ones");
+    auto unique = borrow_temporary<std::int32_t>(*arena_, n, "binning.unique");
+    auto counts = borrow_temporary<std::int32_t>(*arena_, n, "binning.counts");
+    test::copy_to_device(keys.view(), cells);
+    std::vector<std::int32_t> iota(n);
+    std::iota(iota.begin(), iota.end(), 0);
+    test::copy_to_device(indices.view(), iota);
+    test::copy_to_device(ones.view(), std::vector<std::int32_t>(n, 1));
+
+    auto policy = arena_policy(*arena_);
+    thrust::stable_sort_by_key(policy, keys.data(), keys.data() + n, indices.data());
+    const auto ends = thrust::reduce_by_key(policy, keys.data(), keys.data() + n, ones.data(),
+                                            unique.data(), counts.data());
+    const auto runs = static_cast<std::size_t>(ends.first - unique.data());
+    thrust::exclusive_scan(policy, counts.data(), counts.data() + runs, counts.data());
+
+    const auto cell_ids = test::copy_to_host<std::int32_t>(unique.view().subview(0, runs));
+    const auto starts = test::copy_to_host<std::int32_t>(counts.view().subview(0, runs));
+    std::vector<std::int32_t> offsets(static_cast<std::size_t>(cell_count) + 1, -1);
+    for (std::size_t r = 0; r < runs; ++r) {
+      offsets[static_cast<std::size_t>(cell_ids[r])] = starts[r];
+    }
+    offsets.back() = static_cast<std::int32_t>(n);
+    const auto sorted = test::copy_to_host<std::int32_t>(indices.view());
+    EXPECT_TRUE(std::is_sorted(sorted.begin(), sorted.end(), [&](std::int32_t a, std::int32_t b) {
+      return cells[static_cast<std::size_t>(a)] < cells[static_cast<std::size_t>(b)];
+    }));
+    return offsets;
+  }
+
+  std::unique_ptr<Pool> pool_;
+  std::unique_ptr<Arena> arena_;
+};
+
+TEST_F(ThrustAllocatorTest, SortScanAndReduceByKeyDrawScratchOnlyFromTheArena) {
+  constexpr int cell_count = 5000;
+  std::mt19937 random(42);
+  std::vector<std::int32_t> cells(200000);
+  for (auto& cell : cells) {
+    cell = static_cast<std::int32_t>(random() % cell_count);
+  }
+  std::vector<std::int32_t> expected(cell_count + 1, -1);
+  std::vector<std::int32_t> histogram(cell_count, 0);
+  for (const auto cell : cells) {
+    ++histogram[static_cast<std::size_t>(cell)];
+  }
+  std::int32_t running = 0;
+  for (int c = 0; c < cell_count; ++c) {
+    if (histogram[static_cast<std::size_t>(c)] > 0) {
+      expected[static_cast<std::size_t>(c)] = running;
+    }
+    running += histogram[static_cast<std::size_t>(c)];
+  }
+  expected.back() = running;
+
+  EXPECT_EQ(binning_step(cells, cell_count), expected);  // warm-up
+  const LedgerSnapshot warm_ledger = arena_->ledger();
+  const LedgerEntry* scratch = warm_ledger.find("thrust.scratch");
+  ASSERT_NE(scratch, nullptr) << "the algorithms took no scratch from the arena";
+  EXPECT_GT(scratch->borrows, 0U);
+  const PoolStats warm = pool_->stats();
+
+  for (int step = 0; step < 5; ++step) {
+    std::shuffle(cells.begin(), cells.end(), random);
+    EXPECT_EQ(binning_step(cells, cell_count), expected);
+  }
+  const PoolStats after = pool_->stats();
+  EXPECT_EQ(after.upstream_allocations, warm.upstream_allocations);
+  EXPECT_EQ(after.hits + after.misses, warm.hits + warm.misses)
+      << "the pool served nothing after warm-up: all scratch came from the arena's chunks";
+  EXPECT_GT(arena_->ledger().find("thrust.scratch")->borrows, scratch->borrows);
+  EXPECT_EQ(arena_->stats().outstanding_handles, 0U);
+}
+
+TEST_F(ThrustAllocatorTest, EachAlgorithmLeavesTheArenaWhereItStood) {
+  auto keys = borrow_temporary<std::int32_t>(*arena_, 1 << 18, "keys");
+  std::vector<std::int32_t> host(keys.size());
+  std::mt19937 random(3);
+  for (auto& key : host) {
+    key = static_cast<std::int32_t>(random() % 100000);
+  }
+  test::copy_to_device(keys.view(), host);
+  const ArenaStats before = arena_->stats();
+  thrust::sort(arena_policy(*arena_), keys.data(), keys.data() + keys.size());
+  const ArenaStats after = arena_->stats();
+  EXPECT_EQ(after.used_bytes, before.used_bytes);
+  EXPECT_EQ(after.live_handles, before.live_handles);
+  EXPECT_GT(after.peak_used_bytes, before.used_bytes) << "the sort used scratch";
+  auto next = borrow_temporary<std::int32_t>(*arena_, 10, "next");
+  EXPECT_EQ(reinterpret_cast<std::byte*>(next.data()),
+            reinterpret_cast<std::byte*>(keys.data()) + Arena::aligned_size(keys.bytes()));
+  std::sort(host.begin(), host.end());
+  EXPECT_EQ(test::copy_to_host<std::int32_t>(keys.view()), host);
+}
+
+TEST_F(ThrustAllocatorTest, ScratchBeyondAHardCapacityReportsTheArena) {
+  Arena tight(*pool_, ArenaOptions{"tight", 4096, 4096});
+  auto keys = borrow_temporary<std::int32_t>(*arena_, 1 << 20, "keys");
+  std::vector<std::int32_t> host(keys.size());
+  for (std::size_t i = 0; i < host.size(); ++i) {
+    host[i] = static_cast<std::int32_t>((i * 7919) % 100003);
+  }
+  test::copy_to_device(keys.view(), host);
+  auto sort = [&] { thrust::sort(arena_policy(tight), keys.data(), keys.data() + host.size()); };
+#if AFEM_HAS_CUDA
+  EXPECT_THROW(sort(), std::bad_alloc);
+  EXPECT_EQ(tight.stats().live_handles, 0U);
+#else
+  // Thrust's OpenMP sort asks for scratch inside a parallel region, which no exception leaves.
+  EXPECT_DEATH(sort(), "Arena 'tight': hard capacity");
+#endif
+}
+
+TEST_F(ThrustAllocatorTest, PolicyRefusesAnArenaOfHostMemoryOnTheCudaBackend) {
+  if (!has_cuda) {
+    GTEST_SKIP() << "the CPU build has one kind of memory";
+  }
+  Pool host_pool;
+  Arena host_arena(host_pool);
+  EXPECT_THROW((void)arena_policy(host_arena), Error);
+}
+
+}  // namespace
+}  // namespace afem::memory

@@ -1,0 +1,73 @@
+#pragma once
+
+/// @file
+/// The device backend of this build for backend-generic tests: where device memory comes from,
+/// and copies between it and host vectors.
+
+#include <cstring>
+#include <memory>
+#include <vector>
+
+#include "memory/array_view.hpp"
+#include "memory/config.hpp"
+#include "memory/cuda_resource.hpp"
+#include "memory/host_resource.hpp"
+
+#if AFEM_HAS_CUDA
+#include <cuda_runtime_api.h>
+#endif
+
+namespace afem::test {
+
+/// True when this build's device backend can run here (always on the CPU build; a GPU and driver
+/// on the CUDA build).
+inline bool device_available() {
+#if AFEM_HAS_CUDA
+  int count = 0;
+  return cudaGetDeviceCount(&count) == cudaSuccess && count > 0;
+#else
+  return true;
+#endif
+}
+
+/// The upstream resource of this build's device memory: host memory on the CPU build, device 0 on
+/// the CUDA build.
+inline memory::UpstreamResource& device_upstream() {
+#if AFEM_HAS_CUDA
+  static memory::CudaAsyncResource resource(0);
+  return resource;
+#else
+  return memory::HostResource::instance();
+#endif
+}
+
+/// The default stream of this build's device memory.
+inline memory::Stream device_stream() {
+#if AFEM_HAS_CUDA
+  return memory::Stream::cuda_default(0);
+#else
+  return memory::Stream::cpu();
+#endif
+}
+
+template <class T>
+void copy_to_device(memory::ArrayView<T> destination, const std::vector<T>& source) {
+#if AFEM_HAS_CUDA
+  cudaMemcpy(destination.data(), source.data(), source.size() * sizeof(T), cudaMemcpyHostToDevice);
+#else
+  std::memcpy(destination.data(), source.data(), source.size() * sizeof(T));
+#endif
+}
+
+template <class T>
+std::vector<T> copy_to_host(memory::ArrayView<const T> source) {
+  std::vector<T> destination(source.size());
+#if AFEM_HAS_CUDA
+  cudaMemcpy(destination.data(), source.data(), source.size() * sizeof(T), cudaMemcpyDeviceToHost);
+#else
+  std::memcpy(destination.data(), source.data(), source.size() * sizeof(T));
+#endif
+  return destination;
+}
+
+}  // namespace afem::test
