@@ -14,7 +14,7 @@ endfunction()
 run(${CMAKE_COMMAND} --install ${BUILD_DIR} --prefix ${work}/prefix)
 set(flags "")
 if(SANITIZE)
-  set(flags "-fsanitize=${SANITIZE}")
+  set(flags "-fsanitize=${SANITIZE} -fno-omit-frame-pointer")
 endif()
 run(${CMAKE_COMMAND} -S ${SOURCE_DIR} -B ${work}/build -G ${GENERATOR}
     -DCMAKE_BUILD_TYPE=${BUILD_TYPE} -DCMAKE_CXX_COMPILER=${CXX_COMPILER}
