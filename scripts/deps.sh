@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# Installs the Debian packages arenafem builds with, when they are missing, and checks that the
+# CUDA toolkit (nvcc and its include/cccl headers) is on the machine.
+set -euo pipefail
+
+packages=(cmake ninja-build g++ ccache libeigen3-dev libgtest-dev libbenchmark-dev)
+missing=()
+for package in "${packages[@]}"; do
+  dpkg -s "$package" >/dev/null 2>&1 || missing+=("$package")
+done
+if ((${#missing[@]})); then
+  echo "deps: installing ${missing[*]}"
+  sudo=""
+  [[ $(id -u) -eq 0 ]] || sudo="sudo"
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${missing[@]}" >/dev/null
+fi
+
+if ! command -v nvcc >/dev/null 2>&1 && [[ -x /usr/local/cuda/bin/nvcc ]]; then
+  export PATH="/usr/local/cuda/bin:$PATH"
+fi
+if ! command -v nvcc >/dev/null 2>&1; then
+  echo "deps: nvcc not found; install the CUDA toolkit (13.x) or put its bin/ on PATH" >&2
+  exit 1
+fi

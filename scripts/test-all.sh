@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# Builds arenafem and passes all of its tests: the release build and its tests, the
+# AddressSanitizer + UndefinedBehaviorSanitizer build and its tests, and the CUDA backend compiled
+# with nvcc (sm_80, sm_90). The CUDA tests also run when a GPU is present.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+source scripts/deps.sh
+jobs=$(nproc)
+
+step() { printf '\n=== %s ===\n' "$*"; }
+
+step "release: build and test"
+cmake --preset release >/dev/null
+cmake --build --preset release -j "$jobs"
+ctest --preset release -j "$jobs"
+
+step "asan-ubsan: build and test"
+cmake --preset asan-ubsan >/dev/null
+cmake --build --preset asan-ubsan -j "$jobs"
+ctest --preset asan-ubsan -j "$jobs"
+
+step "cuda: compile with nvcc"
+cmake --preset cuda >/dev/null
+cmake --build --preset cuda -j "$jobs"
+if nvidia-smi -L >/dev/null 2>&1; then
+  step "cuda: test on the GPU"
+  ctest --test-dir build/cuda --output-on-failure -j "$jobs"
+else
+  echo "no GPU here: the CUDA build was compiled and linked, not run"
+fi
+
+step "all tests passed"
