@@ -73,7 +73,7 @@ private:
   void release_cache_locked() noexcept;
 
   struct CachedBlock {
-    std::byte* pointer;
+    std::byte* pointer = nullptr;
     Stream stream;
   };
 

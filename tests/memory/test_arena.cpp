@@ -11,8 +11,8 @@
 namespace afem::memory {
 namespace {
 
-constexpr std::size_t KiB = 1024;
-constexpr std::size_t MiB = 1024 * KiB;
+constexpr std::size_t kib = 1024;
+constexpr std::size_t mib = 1024 * kib;
 
 class ArenaTest : public ::testing::Test {
 protected:
@@ -21,7 +21,7 @@ protected:
 };
 
 TEST_F(ArenaTest, ResetMakesTheSameBytesReusable) {
-  Arena arena(pool_, ArenaOptions{"step", 64 * KiB, 0});
+  Arena arena(pool_, ArenaOptions{"step", 64 * kib, 0});
   auto a = borrow_temporary<double>(arena, 100, "a");
   auto b = borrow_temporary<double>(arena, 200, "b");
   double* a_data = a.data();
@@ -38,7 +38,7 @@ TEST_F(ArenaTest, ResetMakesTheSameBytesReusable) {
 }
 
 TEST_F(ArenaTest, HandleKeptPastResetIsDetectedWithItsLabel) {
-  Arena arena(pool_, ArenaOptions{"step", 64 * KiB, 0});
+  Arena arena(pool_, ArenaOptions{"step", 64 * kib, 0});
   auto kept = borrow_temporary<float>(arena, 10, "Solver.residual");
   EXPECT_TRUE(kept.is_current());
   arena.reset();
@@ -63,7 +63,7 @@ TEST_F(ArenaTest, HandleKeptPastResetIsDetectedWithItsLabel) {
 }
 
 TEST_F(ArenaTest, LastBlockGivenBackRollsTheOffsetBack) {
-  Arena arena(pool_, ArenaOptions{"step", 64 * KiB, 0});
+  Arena arena(pool_, ArenaOptions{"step", 64 * kib, 0});
   auto base = borrow_temporary<std::byte>(arena, 100, "base");
   std::byte* first = nullptr;
   {
@@ -76,21 +76,22 @@ TEST_F(ArenaTest, LastBlockGivenBackRollsTheOffsetBack) {
 }
 
 TEST_F(ArenaTest, GrowsByChunksAndServesLargeRequestsWhole) {
-  Arena arena(pool_, ArenaOptions{"step", 64 * KiB, 0});
+  Arena arena(pool_, ArenaOptions{"step", 64 * kib, 0});
   std::vector<Temporary<std::byte>> held;
+  held.reserve(4);
   for (int i = 0; i < 3; ++i) {
-    held.push_back(borrow_temporary<std::byte>(arena, 40 * KiB, "piece"));
+    held.push_back(borrow_temporary<std::byte>(arena, 40 * kib, "piece"));
   }
   EXPECT_EQ(arena.stats().chunk_count, 3U);
-  held.push_back(borrow_temporary<std::byte>(arena, MiB, "large"));
+  held.push_back(borrow_temporary<std::byte>(arena, mib, "large"));
   EXPECT_EQ(arena.stats().chunk_count, 4U);
-  EXPECT_EQ(arena.stats().reserved_bytes, 3 * 64 * KiB + MiB);
+  EXPECT_EQ(arena.stats().reserved_bytes, kib * 64 * 3 + mib);
   EXPECT_EQ(pool_.ledger().find("step.chunks")->live_bytes, arena.stats().reserved_bytes);
   EXPECT_EQ(arena.ledger().live_bytes(), arena.stats().live_bytes);
 }
 
 TEST_F(ArenaTest, RepeatedStepsTakeNothingFromThePoolAfterWarmUp) {
-  Arena arena(pool_, ArenaOptions{"step", 256 * KiB, 0});
+  Arena arena(pool_, ArenaOptions{"step", 256 * kib, 0});
   auto step = [&] {
     ArenaScope scope(arena);
     auto a = borrow_temporary<double>(scope.arena(), 10000, "a");
@@ -114,12 +115,12 @@ TEST_F(ArenaTest, RepeatedStepsTakeNothingFromThePoolAfterWarmUp) {
 }
 
 TEST_F(ArenaTest, HardCapacityErrorNamesLargestLabelsAndLeavesTheArenaUsable) {
-  Arena arena(pool_, ArenaOptions{"bounded", 256 * KiB, MiB});
-  auto big = borrow_temporary<std::byte>(arena, 600 * KiB, "Assembly.triplets");
-  auto medium = borrow_temporary<std::byte>(arena, 200 * KiB, "Assembly.keys");
+  Arena arena(pool_, ArenaOptions{"bounded", 256 * kib, mib});
+  auto big = borrow_temporary<std::byte>(arena, 600 * kib, "Assembly.triplets");
+  auto medium = borrow_temporary<std::byte>(arena, 200 * kib, "Assembly.keys");
   const ArenaStats before = arena.stats();
   try {
-    auto too_much = borrow_temporary<std::byte>(arena, 300 * KiB, "Solver.p");
+    auto too_much = borrow_temporary<std::byte>(arena, 300 * kib, "Solver.p");
     FAIL() << "passed the hard capacity";
   } catch (const OutOfMemory& error) {
     const std::string message = error.what();
@@ -133,19 +134,19 @@ TEST_F(ArenaTest, HardCapacityErrorNamesLargestLabelsAndLeavesTheArenaUsable) {
   EXPECT_EQ(after.used_bytes, before.used_bytes);
   EXPECT_EQ(after.reserved_bytes, before.reserved_bytes);
   EXPECT_EQ(after.live_handles, before.live_handles);
-  EXPECT_LE(after.reserved_bytes, MiB);
-  auto fits = borrow_temporary<std::byte>(arena, 64 * KiB, "fits");
-  EXPECT_EQ(fits.size(), 64 * KiB);
+  EXPECT_LE(after.reserved_bytes, mib);
+  auto fits = borrow_temporary<std::byte>(arena, 64 * kib, "fits");
+  EXPECT_EQ(fits.size(), 64 * kib);
   fits.release();
   big.release();
   medium.release();
   arena.reset();
-  auto after_reset = borrow_temporary<std::byte>(arena, 700 * KiB, "again");
-  EXPECT_EQ(after_reset.size(), 700 * KiB);
+  auto after_reset = borrow_temporary<std::byte>(arena, 700 * kib, "again");
+  EXPECT_EQ(after_reset.size(), 700 * kib);
 }
 
 TEST_F(ArenaTest, ScopeResetsAtItsEnd) {
-  Arena arena(pool_, ArenaOptions{"step", 64 * KiB, 0});
+  Arena arena(pool_, ArenaOptions{"step", 64 * kib, 0});
   {
     ArenaScope scope(arena);
     auto scratch = borrow_temporary<int>(scope.arena(), 100, "scratch");
@@ -158,7 +159,7 @@ TEST_F(ArenaTest, ScopeResetsAtItsEnd) {
 }
 
 TEST_F(ArenaTest, ReleaseChunksRefusesWhileHandlesAreLive) {
-  Arena arena(pool_, ArenaOptions{"step", 64 * KiB, 0});
+  Arena arena(pool_, ArenaOptions{"step", 64 * kib, 0});
   auto live = borrow_temporary<int>(arena, 100, "Mesh.scratch");
   try {
     arena.release_chunks();
@@ -175,7 +176,7 @@ TEST_F(ArenaTest, ReleaseChunksRefusesWhileHandlesAreLive) {
 }
 
 TEST_F(ArenaTest, RejectsZeroBytesAndZeroChunks) {
-  Arena arena(pool_, ArenaOptions{"step", 64 * KiB, 0});
+  Arena arena(pool_, ArenaOptions{"step", 64 * kib, 0});
   EXPECT_THROW((void)arena.allocate(0, "zero"), Error);
   EXPECT_THROW(Arena(pool_, ArenaOptions{"bad", 0, 0}), Error);
   EXPECT_EQ(arena.stats().used_bytes, 0U);

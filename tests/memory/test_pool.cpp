@@ -14,8 +14,8 @@
 namespace afem::memory {
 namespace {
 
-constexpr std::size_t KiB = 1024;
-constexpr std::size_t MiB = 1024 * KiB;
+constexpr std::size_t kib = 1024;
+constexpr std::size_t mib = 1024 * kib;
 
 TEST(PoolSizeClass, RoundsUpByAtMostAQuarter) {
   EXPECT_EQ(Pool::size_class(1), 256U);
@@ -23,8 +23,8 @@ TEST(PoolSizeClass, RoundsUpByAtMostAQuarter) {
   EXPECT_EQ(Pool::size_class(257), 320U);
   EXPECT_EQ(Pool::size_class(512), 512U);
   EXPECT_EQ(Pool::size_class(513), 640U);
-  EXPECT_EQ(Pool::size_class(MiB), MiB);
-  EXPECT_EQ(Pool::size_class(MiB + 1), MiB + MiB / 4);
+  EXPECT_EQ(Pool::size_class(mib), mib);
+  EXPECT_EQ(Pool::size_class(mib + 1), mib + mib / 4);
   std::mt19937_64 random(7);
   for (int i = 0; i < 10000; ++i) {
     const std::size_t bytes = 257 + random() % (std::size_t{1} << 36);
@@ -45,9 +45,9 @@ protected:
 TEST_F(PoolTest, StatsAreExactAfterASequence) {
   auto a = borrow_temporary<std::byte>(pool_, 100, "a");      // class 256
   auto b = borrow_temporary<std::byte>(pool_, 5000, "b");     // class 5120
-  auto c = borrow_temporary<std::byte>(pool_, 3 * MiB, "c");  // class 3 MiB
+  auto c = borrow_temporary<std::byte>(pool_, 3 * mib, "c");  // class 3 mib
   PoolStats stats = pool_.stats();
-  EXPECT_EQ(stats.live_bytes, 256 + 5120 + 3 * MiB);
+  EXPECT_EQ(stats.live_bytes, 256 + 5120 + 3 * mib);
   EXPECT_EQ(stats.live_blocks, 3U);
   EXPECT_EQ(stats.reserved_bytes, stats.live_bytes);
   EXPECT_EQ(stats.misses, 3U);
@@ -57,16 +57,16 @@ TEST_F(PoolTest, StatsAreExactAfterASequence) {
 
   b.release();
   stats = pool_.stats();
-  EXPECT_EQ(stats.live_bytes, 256 + 3 * MiB);
-  EXPECT_EQ(stats.reserved_bytes, 256 + 5120 + 3 * MiB);
-  EXPECT_EQ(stats.peak_live_bytes, 256 + 5120 + 3 * MiB);
+  EXPECT_EQ(stats.live_bytes, 256 + 3 * mib);
+  EXPECT_EQ(stats.reserved_bytes, 256 + 5120 + 3 * mib);
+  EXPECT_EQ(stats.peak_live_bytes, 256 + 5120 + 3 * mib);
 
   auto d = borrow_temporary<std::byte>(pool_, 4900, "d");  // same class as b: a hit
   stats = pool_.stats();
   EXPECT_EQ(stats.hits, 1U);
   EXPECT_EQ(stats.misses, 3U);
   EXPECT_EQ(stats.upstream_allocations, 3U);
-  EXPECT_EQ(stats.live_bytes, 256 + 5120 + 3 * MiB);
+  EXPECT_EQ(stats.live_bytes, 256 + 5120 + 3 * mib);
 
   a.release();
   c.release();
@@ -77,11 +77,11 @@ TEST_F(PoolTest, StatsAreExactAfterASequence) {
   EXPECT_EQ(stats.reserved_bytes, 0U);
   EXPECT_EQ(stats.upstream_frees, 3U);
   EXPECT_EQ(upstream_.outstanding_bytes(), 0U);
-  EXPECT_EQ(stats.peak_live_bytes, 256 + 5120 + 3 * MiB);
+  EXPECT_EQ(stats.peak_live_bytes, 256 + 5120 + 3 * mib);
 }
 
 TEST_F(PoolTest, SteadyPatternMakesNoUpstreamCallsAfterWarmUp) {
-  const std::vector<std::size_t> sizes = {64, 1000, 70 * KiB, 3 * MiB, 17, 123456};
+  const std::vector<std::size_t> sizes = {64, 1000, 70 * kib, 3 * mib, 17, 123456};
   auto step = [&] {
     std::vector<Temporary<std::byte>> held;
     for (std::size_t i = 0; i < sizes.size(); ++i) {
@@ -118,11 +118,11 @@ TEST_F(PoolTest, LedgerNamesEveryLiveByte) {
 }
 
 TEST_F(PoolTest, UpstreamRefusalIsNamedAndLeavesThePoolUsable) {
-  auto kept = borrow_temporary<std::byte>(pool_, 4 * KiB, "kept");
-  upstream_.set_limit(upstream_.outstanding_bytes() + MiB);
+  auto kept = borrow_temporary<std::byte>(pool_, 4 * kib, "kept");
+  upstream_.set_limit(upstream_.outstanding_bytes() + mib);
   const PoolStats before = pool_.stats();
   try {
-    auto huge = borrow_temporary<std::byte>(pool_, 8 * MiB, "Mesh.vertices");
+    auto huge = borrow_temporary<std::byte>(pool_, 8 * mib, "Mesh.vertices");
     FAIL() << "borrowed beyond the upstream limit";
   } catch (const OutOfMemory& error) {
     const std::string message = error.what();
@@ -133,19 +133,19 @@ TEST_F(PoolTest, UpstreamRefusalIsNamedAndLeavesThePoolUsable) {
   EXPECT_EQ(after.live_bytes, before.live_bytes);
   EXPECT_EQ(after.reserved_bytes, before.reserved_bytes);
   EXPECT_EQ(after.misses, before.misses);
-  auto small = borrow_temporary<std::byte>(pool_, 512 * KiB, "after");
-  EXPECT_EQ(small.size(), 512 * KiB);
+  auto small = borrow_temporary<std::byte>(pool_, 512 * kib, "after");
+  EXPECT_EQ(small.size(), 512 * kib);
 }
 
 TEST_F(PoolTest, UpstreamRefusalFirstReturnsTheCacheThenRetries) {
-  { auto cached = borrow_temporary<std::byte>(pool_, 2 * MiB, "cached"); }
-  EXPECT_EQ(pool_.stats().reserved_bytes, 2 * MiB);
-  upstream_.set_limit(3 * MiB);
-  auto other = borrow_temporary<std::byte>(pool_, 3 * MiB, "other");  // fits once the cache is gone
+  { auto cached = borrow_temporary<std::byte>(pool_, 2 * mib, "cached"); }
+  EXPECT_EQ(pool_.stats().reserved_bytes, 2 * mib);
+  upstream_.set_limit(3 * mib);
+  auto other = borrow_temporary<std::byte>(pool_, 3 * mib, "other");  // fits once the cache is gone
   const PoolStats stats = pool_.stats();
   EXPECT_EQ(stats.upstream_frees, 1U);
-  EXPECT_EQ(stats.reserved_bytes, 3 * MiB);
-  EXPECT_EQ(upstream_.outstanding_bytes(), 3 * MiB);
+  EXPECT_EQ(stats.reserved_bytes, 3 * mib);
+  EXPECT_EQ(upstream_.outstanding_bytes(), 3 * mib);
 }
 
 TEST_F(PoolTest, RejectsZeroBytesAndForeignStreams) {
@@ -162,6 +162,7 @@ TEST(PoolThreads, ConcurrentBorrowAndReleaseKeepExactTotals) {
   std::vector<std::uint64_t> borrows(threads, 0);
   std::vector<int> corruptions(threads, 0);
   std::vector<std::thread> workers;
+  workers.reserve(threads);
   for (int t = 0; t < threads; ++t) {
     workers.emplace_back([&, t] {
       std::mt19937 random(static_cast<std::uint32_t>(1234 + t));

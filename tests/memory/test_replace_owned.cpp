@@ -10,7 +10,7 @@
 namespace afem::memory {
 namespace {
 
-constexpr std::size_t KiB = 1024;
+constexpr std::size_t kib = 1024;
 
 /// An owner in the shape later modules use: one buffer, rebuilt through replace_owned.
 class Owner {
@@ -50,28 +50,28 @@ protected:
 
 TEST_F(ReplaceOwnedTest, BuildThenSwapKeepsOldContentsAndReleasesTheOldBuffer) {
   Owner owner(pool_);
-  owner.refill(4 * KiB, 7);
-  owner.grow_copying(8 * KiB);
-  EXPECT_EQ(owner.values().size(), 8 * KiB);
-  EXPECT_EQ(owner.values().data()[4 * KiB - 1], 7);
+  owner.refill(4 * kib, 7);
+  owner.grow_copying(8 * kib);
+  EXPECT_EQ(owner.values().size(), 8 * kib);
+  EXPECT_EQ(owner.values().data()[4 * kib - 1], 7);
   const PoolStats stats = pool_.stats();
   EXPECT_EQ(stats.live_blocks, 1U) << "exactly one live copy";
-  EXPECT_EQ(stats.live_bytes, Pool::size_class(64 * KiB));
-  EXPECT_EQ(stats.peak_live_bytes, Pool::size_class(32 * KiB) + Pool::size_class(64 * KiB))
+  EXPECT_EQ(stats.live_bytes, Pool::size_class(64 * kib));
+  EXPECT_EQ(stats.peak_live_bytes, Pool::size_class(32 * kib) + Pool::size_class(64 * kib))
       << "both buffers were live during the copy";
   EXPECT_EQ(pool_.ledger().find("Owner.values")->live_count, 1U);
 }
 
 TEST_F(ReplaceOwnedTest, ReleaseFirstPeaksAtOneBufferAndReusesTheBlock) {
   Owner owner(pool_);
-  owner.refill(4 * KiB, 1);
+  owner.refill(4 * kib, 1);
   const std::int64_t* first = owner.values().data();
   for (int i = 0; i < 10; ++i) {
-    owner.refill(4 * KiB, i);
+    owner.refill(4 * kib, i);
   }
   EXPECT_EQ(owner.values().data(), first) << "the released block came back from the cache";
   const PoolStats stats = pool_.stats();
-  EXPECT_EQ(stats.peak_live_bytes, Pool::size_class(32 * KiB));
+  EXPECT_EQ(stats.peak_live_bytes, Pool::size_class(32 * kib));
   EXPECT_EQ(stats.upstream_allocations, 1U);
   EXPECT_EQ(stats.live_blocks, 1U);
 }
@@ -89,7 +89,7 @@ TEST_F(ReplaceOwnedTest, FailedBuildLeavesTheOwnerUnchanged) {
 }
 
 TEST_F(ReplaceOwnedTest, ReplacingAStaleArenaHandleWorks) {
-  Arena arena(pool_, ArenaOptions{"step", 64 * KiB, 0});
+  Arena arena(pool_, ArenaOptions{"step", 64 * kib, 0});
   auto scratch = borrow_temporary<float>(arena, 100, "scratch");
   arena.reset();
   replace_owned(scratch, arena, 50, "scratch");

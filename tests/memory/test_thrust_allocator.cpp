@@ -19,7 +19,7 @@
 namespace afem::memory {
 namespace {
 
-constexpr std::size_t MiB = 1024 * 1024;
+constexpr std::size_t mib = 1024 * 1024;
 
 class ThrustAllocatorTest : public ::testing::Test {
 protected:
@@ -29,7 +29,7 @@ protected:
     }
     pool_ = std::make_unique<Pool>(test::device_upstream(),
                                    PoolOptions{"device", test::device_stream()});
-    arena_ = std::make_unique<Arena>(*pool_, ArenaOptions{"step", 16 * MiB, 0});
+    arena_ = std::make_unique<Arena>(*pool_, ArenaOptions{"step", 16 * mib, 0});
   }
   void TearDown() override {
     arena_.reset();
