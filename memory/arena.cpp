@@ -5,6 +5,7 @@
 #include <cstdlib>
 
 #include "memory/config.hpp"
+#include "memory/detail/size_class.hpp"
 #include "memory/error.hpp"
 
 namespace afem::memory {
@@ -15,7 +16,8 @@ Arena::Arena(Pool& pool, ArenaOptions options)
       chunk_label_(name_ + ".chunks"),
       chunk_bytes_(options.chunk_bytes),
       capacity_bytes_(options.capacity_bytes),
-      stream_(pool.stream()) {
+      stream_(pool.stream()),
+      freed_(detail::class_count) {
   AFEM_EXPECTS(chunk_bytes_ > 0, "Arena '" + name_ + "': chunk_bytes is 0; expected > 0");
 }
 
@@ -35,41 +37,52 @@ Arena::~Arena() {
   }
 }
 
-std::size_t Arena::aligned_size(std::size_t bytes) {
-  AFEM_EXPECTS(bytes <= (std::size_t{1} << 60),
+std::size_t Arena::block_size(std::size_t bytes) {
+  AFEM_EXPECTS(bytes <= detail::largest_request,
                "Arena: request of " + std::to_string(bytes) + " bytes exceeds 2^60 bytes");
-  return (bytes + block_alignment - 1) / block_alignment * block_alignment;
+  const std::size_t rounded = detail::class_bytes(detail::class_index(bytes));
+  return (rounded + block_alignment - 1) / block_alignment * block_alignment;
 }
 
 Block Arena::allocate(std::size_t bytes, std::string_view label) {
+  return allocate_block(bytes, label, /*reuse_freed=*/true);
+}
+
+Block Arena::allocate_block(std::size_t bytes, std::string_view label, bool reuse_freed) {
   AFEM_EXPECTS(bytes > 0, "Arena '" + name_ + "': request of 0 bytes for '" + std::string(label) +
                               "'; expected at least one byte");
-  if (bytes > (std::size_t{1} << 60)) {
+  if (bytes > detail::largest_request) {
     throw OutOfMemory("Arena '" + name_ + "': request of " + std::to_string(bytes) +
                       " bytes for '" + std::string(label) + "' exceeds 2^60 bytes");
   }
-  const std::size_t size = aligned_size(bytes);
+  const std::size_t size = block_size(bytes);
   LedgerEntry& entry = ledger_.entry(label);
 
-  const bool fits_current =
-      current_chunk_ < chunks_.size() && offset_ + size <= chunks_[current_chunk_].reserved;
-  if (!fits_current) {
-    // Chunks after the current one are untouched in this generation: take the first that fits.
-    std::size_t next = chunks_.empty() ? 0 : current_chunk_ + 1;
-    while (next < chunks_.size() && chunks_[next].reserved < size) {
-      ++next;
+  std::byte* pointer = nullptr;
+  auto& freed = freed_[detail::class_index(size)];
+  if (reuse_freed && !freed.empty()) {
+    pointer = freed.back();
+    freed.pop_back();
+  } else {
+    const bool fits_current =
+        current_chunk_ < chunks_.size() && offset_ + size <= chunks_[current_chunk_].reserved;
+    if (!fits_current) {
+      // Chunks after the current one are untouched in this generation: take the first that fits.
+      std::size_t next = chunks_.empty() ? 0 : current_chunk_ + 1;
+      while (next < chunks_.size() && chunks_[next].reserved < size) {
+        ++next;
+      }
+      if (next == chunks_.size()) {
+        next = add_chunk(size, label);
+      }
+      current_chunk_ = next;
+      offset_ = 0;
     }
-    if (next == chunks_.size()) {
-      next = add_chunk(size, label);
-    }
-    current_chunk_ = next;
-    offset_ = 0;
+    pointer = chunks_[current_chunk_].pointer + offset_;
+    offset_ += size;
+    stats_.used_bytes += size;
+    stats_.peak_used_bytes = std::max(stats_.peak_used_bytes, stats_.used_bytes);
   }
-
-  std::byte* pointer = chunks_[current_chunk_].pointer + offset_;
-  offset_ += size;
-  stats_.used_bytes += size;
-  stats_.peak_used_bytes = std::max(stats_.peak_used_bytes, stats_.used_bytes);
   stats_.live_bytes += size;
   stats_.live_handles += 1;
   stats_.outstanding_handles += 1;
@@ -112,6 +125,10 @@ std::size_t Arena::add_chunk(std::size_t size, std::string_view label) {
 }
 
 void Arena::deallocate(const Block& block) noexcept {
+  release_block(block, /*keep_for_reuse=*/true);
+}
+
+void Arena::release_block(const Block& block, bool keep_for_reuse) noexcept {
   if (block.pointer == nullptr) {
     return;
   }
@@ -127,13 +144,19 @@ void Arena::deallocate(const Block& block) noexcept {
       block.pointer + block.reserved == chunks_[current_chunk_].pointer + offset_) {
     offset_ -= block.reserved;
     stats_.used_bytes -= block.reserved;
+  } else if (keep_for_reuse) {
+    try {
+      freed_[detail::class_index(block.reserved)].push_back(block.pointer);
+    } catch (...) {
+      // No room to remember it: the block is simply not reused before the next reset.
+    }
   }
 }
 
 void* Arena::allocate_scratch(std::size_t bytes, std::string_view label) {
   const std::lock_guard lock(scratch_mutex_);
   const Position start{current_chunk_, offset_, stats_.used_bytes};
-  void* pointer = allocate(bytes, label).pointer;
+  void* pointer = allocate_block(bytes, label, /*reuse_freed=*/false).pointer;
   if (scratch_outstanding_++ == 0) {
     scratch_start_ = start;
   }
@@ -144,12 +167,13 @@ void Arena::deallocate_scratch(void* pointer, std::size_t bytes, std::string_vie
   const std::lock_guard lock(scratch_mutex_);
   LedgerEntry* entry = ledger_.find(label);
   if (entry == nullptr || scratch_outstanding_ == 0) {
-    detail::report_noexcept_failure("Arena::deallocate_scratch: scratch never handed out", __FILE__,
-                                    __LINE__);
+    ::afem::detail::report_noexcept_failure("Arena::deallocate_scratch: scratch never handed out",
+                                            __FILE__, __LINE__);
     return;
   }
-  deallocate(Block{static_cast<std::byte*>(pointer), aligned_size(bytes), entry, stats_.generation,
-                   stream_});
+  release_block(
+      Block{static_cast<std::byte*>(pointer), block_size(bytes), entry, stats_.generation, stream_},
+      /*keep_for_reuse=*/false);
   if (--scratch_outstanding_ == 0) {
     current_chunk_ = scratch_start_.chunk;
     offset_ = scratch_start_.offset;
@@ -164,6 +188,9 @@ void Arena::reset() noexcept {
   stats_.used_bytes = 0;
   stats_.live_bytes = 0;
   stats_.live_handles = 0;
+  for (auto& freed : freed_) {
+    freed.clear();
+  }
   ledger_.clear_live();
 }
 
@@ -177,6 +204,9 @@ void Arena::release_chunks() {
     pool_->deallocate(chunk);
   }
   chunks_.clear();
+  for (auto& freed : freed_) {
+    freed.clear();
+  }
   current_chunk_ = 0;
   offset_ = 0;
   stats_.used_bytes = 0;

@@ -36,9 +36,11 @@ struct ArenaStats {
   std::uint64_t stale_releases = 0;     ///< handles given back after the reset that outdated them
 };
 
-/// Hands out memory by bumping an offset through chunks borrowed from a Pool; giving a block back
-/// only rolls the offset back when it is the last one handed out. reset() makes all of it reusable
-/// at once and starts a new generation: handles from before it are stale, and using one throws
+/// Hands out memory by bumping an offset through chunks borrowed from a Pool, in the Pool's size
+/// classes. A block given back rolls the offset back when it is the last one handed out, and is
+/// otherwise kept for the next request of its size class in the same generation, so a step whose
+/// buffers come and go in any order stays within its live set. reset() makes all of it reusable at
+/// once and starts a new generation: handles from before it are stale, and using one throws
 /// afem::StaleHandle naming its label. The chunks stay with the arena until release_chunks() or
 /// destruction, so a step that repeats the same requests takes nothing from the pool after its
 /// first run. One host thread at a time; on CUDA, blocks are used in order on the arena's stream.
@@ -81,13 +83,15 @@ public:
   /// Gives back scratch from allocate_scratch() of `bytes` under `label`.
   void deallocate_scratch(void* pointer, std::size_t bytes, std::string_view label) noexcept;
 
-  /// The bytes a request of `bytes` occupies in a chunk.
-  [[nodiscard]] static std::size_t aligned_size(std::size_t bytes);
+  /// The bytes a request of `bytes` occupies: its size class, rounded up to afem::block_alignment.
+  [[nodiscard]] static std::size_t block_size(std::size_t bytes);
 
 private:
   /// Takes a chunk for a request of `size` aligned bytes from the pool (within the hard capacity,
   /// returning untouched chunks first if that makes room) and returns its index.
   std::size_t add_chunk(std::size_t size, std::string_view label);
+  Block allocate_block(std::size_t bytes, std::string_view label, bool reuse_freed);
+  void release_block(const Block& block, bool keep_for_reuse) noexcept;
   [[nodiscard]] std::string largest_live_labels() const;
 
   Pool* pool_;
@@ -97,6 +101,7 @@ private:
   std::size_t capacity_bytes_;
   Stream stream_;
   std::vector<Block> chunks_;
+  std::vector<std::vector<std::byte*>> freed_;  // blocks given back this generation, by size class
   std::size_t current_chunk_ = 0;
   std::size_t offset_ = 0;  // bump offset in chunks_[current_chunk_]
   Ledger ledger_;

@@ -7,15 +7,24 @@
 namespace afem::memory {
 
 LedgerEntry& Ledger::entry(std::string_view label) {
+  LedgerEntry*& recent = recent_[recent_slot(label)];
+  if (recent != nullptr && recent->label == label) {
+    return *recent;
+  }
   auto found = entries_.find(label);
   if (found == entries_.end()) {
     found = entries_.emplace(std::string(label), LedgerEntry{}).first;
     found->second.label = found->first;
   }
+  recent = &found->second;
   return found->second;
 }
 
 LedgerEntry* Ledger::find(std::string_view label) noexcept {
+  LedgerEntry* recent = recent_[recent_slot(label)];
+  if (recent != nullptr && recent->label == label) {
+    return recent;
+  }
   const auto found = entries_.find(label);
   return found == entries_.end() ? nullptr : &found->second;
 }

@@ -3,6 +3,7 @@
 /// @file
 /// Ledger: live bytes and handle counts per label, so a report can name the owner of every byte.
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -42,6 +43,13 @@ struct LedgerSnapshot {
 /// on its one thread) serialises access. Allocates only when a label is seen for the first time.
 class Ledger {
 public:
+  Ledger() = default;
+  Ledger(const Ledger&) = delete;  // handles point at its entries
+  Ledger& operator=(const Ledger&) = delete;
+  Ledger(Ledger&&) = delete;
+  Ledger& operator=(Ledger&&) = delete;
+  ~Ledger() = default;
+
   /// The entry for `label`, created empty on first use.
   [[nodiscard]] LedgerEntry& entry(std::string_view label);
 
@@ -64,7 +72,15 @@ private:
       return std::hash<std::string_view>{}(text);
     }
   };
+  /// Slot of the small cache of recently used entries, keyed by where the label's text lives
+  /// (labels are mostly literals) and checked against the text itself.
+  static std::size_t recent_slot(std::string_view label) noexcept {
+    return ((reinterpret_cast<std::uintptr_t>(label.data()) >> 3U) ^ label.size()) % recent_slots;
+  }
+
+  static constexpr std::size_t recent_slots = 16;
   std::unordered_map<std::string, LedgerEntry, Hash, std::equal_to<>> entries_;
+  std::array<LedgerEntry*, recent_slots> recent_{};
 };
 
 /// Formats a byte count for people: "512 B", "3.00 KiB", "1.50 MiB", "2.00 GiB".

@@ -1,48 +1,18 @@
 #include "memory/pool.hpp"
 
 #include <algorithm>
-#include <bit>
 #include <cstdio>
 #include <cstdlib>
 
+#include "memory/detail/size_class.hpp"
 #include "memory/error.hpp"
 
 namespace afem::memory {
 
-namespace {
-
-constexpr std::size_t smallest_class = 256;
-constexpr int smallest_class_log2 = 8;
-constexpr int classes_per_octave = 4;
-constexpr std::size_t largest_request = std::size_t{1} << 60;
-constexpr std::size_t class_count =
-    1 + (60 - smallest_class_log2) * classes_per_octave + classes_per_octave;
-
-/// Index of the size class that serves a request of `bytes` (0 < bytes <= largest_request).
-std::size_t class_index(std::size_t bytes) {
-  if (bytes <= smallest_class) {
-    return 0;
-  }
-  const int octave = static_cast<int>(std::bit_width(bytes - 1)) - 1;  // 2^octave < bytes
-  const std::size_t base = std::size_t{1} << octave;
-  const std::size_t step = base / classes_per_octave;
-  const std::size_t quarter = (bytes - base + step - 1) / step;  // 1..4
-  return 1 + static_cast<std::size_t>(octave - smallest_class_log2) * classes_per_octave +
-         (quarter - 1);
-}
-
-/// Bytes of the size class with this index.
-std::size_t class_bytes(std::size_t index) {
-  if (index == 0) {
-    return smallest_class;
-  }
-  const int octave = smallest_class_log2 + static_cast<int>((index - 1) / classes_per_octave);
-  const std::size_t quarter = (index - 1) % classes_per_octave + 1;
-  const std::size_t base = std::size_t{1} << octave;
-  return base + quarter * (base / classes_per_octave);
-}
-
-}  // namespace
+using detail::class_bytes;
+using detail::class_count;
+using detail::class_index;
+using detail::largest_request;
 
 Pool::Pool(UpstreamResource& upstream, PoolOptions options)
     : upstream_(&upstream),

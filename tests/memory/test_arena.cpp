@@ -5,7 +5,7 @@
 #include <vector>
 
 #include "memory/arena.hpp"
-#include "memory/temporary.hpp"
+#include "memory/replace_owned.hpp"
 #include "support/checked_resource.hpp"
 
 namespace afem::memory {
@@ -25,7 +25,7 @@ TEST_F(ArenaTest, ResetMakesTheSameBytesReusable) {
   auto a = borrow_temporary<double>(arena, 100, "a");
   auto b = borrow_temporary<double>(arena, 200, "b");
   double* a_data = a.data();
-  EXPECT_EQ(b.data() - a_data, static_cast<std::ptrdiff_t>(Arena::aligned_size(800) / 8));
+  EXPECT_EQ(b.data() - a_data, static_cast<std::ptrdiff_t>(Arena::block_size(800) / 8));
   EXPECT_EQ(arena.stats().live_handles, 2U);
   a.release();
   b.release();
@@ -57,7 +57,7 @@ TEST_F(ArenaTest, HandleKeptPastResetIsDetectedWithItsLabel) {
   const ArenaStats stats = arena.stats();
   EXPECT_EQ(stats.stale_releases, 1U);
   EXPECT_EQ(stats.live_handles, 1U);
-  EXPECT_EQ(stats.live_bytes, Arena::aligned_size(40));
+  EXPECT_EQ(stats.live_bytes, Arena::block_size(40));
   EXPECT_EQ(stats.outstanding_handles, 1U);
   EXPECT_NO_THROW((void)fresh.view());
 }
@@ -72,7 +72,24 @@ TEST_F(ArenaTest, LastBlockGivenBackRollsTheOffsetBack) {
   }
   auto again = borrow_temporary<std::byte>(arena, 3000, "scratch");
   EXPECT_EQ(again.data(), first);
-  EXPECT_EQ(arena.stats().used_bytes, Arena::aligned_size(100) + Arena::aligned_size(3000));
+  EXPECT_EQ(arena.stats().used_bytes, Arena::block_size(100) + Arena::block_size(3000));
+}
+
+TEST_F(ArenaTest, BlocksGivenBackOutOfOrderAreReusedInTheSameStep) {
+  Arena arena(pool_, ArenaOptions{"step", 64 * kib, 0});
+  Temporary<double> older = borrow_temporary<double>(arena, 1000, "queue");
+  Temporary<double> newer = borrow_temporary<double>(arena, 1000, "queue");
+  const std::size_t used_at_start = arena.stats().used_bytes;
+  for (int i = 0; i < 1000; ++i) {  // a queue: the oldest buffer is given back, never the last
+    replace_owned(older, std::move(newer));
+    Temporary<double> fresh = borrow_temporary<double>(arena, 900 + i % 100, "queue");
+    replace_owned(newer, std::move(fresh));
+  }
+  EXPECT_LE(arena.stats().used_bytes, used_at_start + Arena::block_size(8000))
+      << "a step that never frees its last block stays within its live set";
+  EXPECT_EQ(arena.stats().live_handles, 2U);
+  EXPECT_EQ(arena.stats().chunk_count, 1U);
+  EXPECT_EQ(arena.ledger().find("queue")->borrows, 1002U);
 }
 
 TEST_F(ArenaTest, GrowsByChunksAndServesLargeRequestsWhole) {
@@ -86,6 +103,7 @@ TEST_F(ArenaTest, GrowsByChunksAndServesLargeRequestsWhole) {
   held.push_back(borrow_temporary<std::byte>(arena, mib, "large"));
   EXPECT_EQ(arena.stats().chunk_count, 4U);
   EXPECT_EQ(arena.stats().reserved_bytes, kib * 64 * 3 + mib);
+
   EXPECT_EQ(pool_.ledger().find("step.chunks")->live_bytes, arena.stats().reserved_bytes);
   EXPECT_EQ(arena.ledger().live_bytes(), arena.stats().live_bytes);
 }

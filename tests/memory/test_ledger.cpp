@@ -35,8 +35,8 @@ TEST(Ledger, TableAndJsonNameEveryLabel) {
   const std::string table = snapshot.table();
   EXPECT_NE(table.find("step arena"), std::string::npos) << table;
   EXPECT_NE(table.find("PicQuadrature.cell_particle_offsets"), std::string::npos) << table;
-  EXPECT_NE(table.find("2.00 kib"), std::string::npos) << table;
-  EXPECT_NE(table.find("2.25 kib"), std::string::npos) << "the total:\n" << table;
+  EXPECT_NE(table.find("2.00 KiB"), std::string::npos) << table;
+  EXPECT_NE(table.find("2.25 KiB"), std::string::npos) << "the total:\n" << table;
   EXPECT_EQ(snapshot.json(),
             "{\"owner\":\"step arena\",\"live_bytes\":2304,\"entries\":["
             "{\"label\":\"PicQuadrature.cell_particle_offsets\",\"live_bytes\":2048,"
@@ -48,7 +48,7 @@ TEST(Ledger, TableAndJsonNameEveryLabel) {
 TEST(FormatBytes, PicksTheUnit) {
   EXPECT_EQ(format_bytes(0), "0 B");
   EXPECT_EQ(format_bytes(1023), "1023 B");
-  EXPECT_EQ(format_bytes(1536), "1.50 kib");
+  EXPECT_EQ(format_bytes(1536), "1.50 KiB");
   EXPECT_EQ(format_bytes(std::size_t{3} << 30), "3.00 GiB");
 }
 

@@ -133,7 +133,7 @@ TEST_F(ThrustAllocatorTest, EachAlgorithmLeavesTheArenaWhereItStood) {
   EXPECT_GT(after.peak_used_bytes, before.used_bytes) << "the sort used scratch";
   auto next = borrow_temporary<std::int32_t>(*arena_, 10, "next");
   EXPECT_EQ(reinterpret_cast<std::byte*>(next.data()),
-            reinterpret_cast<std::byte*>(keys.data()) + Arena::aligned_size(keys.bytes()));
+            reinterpret_cast<std::byte*>(keys.data()) + Arena::block_size(keys.bytes()));
   std::sort(host.begin(), host.end());
   EXPECT_EQ(test::copy_to_host<std::int32_t>(keys.view()), host);
 }
