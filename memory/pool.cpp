@@ -18,7 +18,8 @@ Pool::Pool(UpstreamResource& upstream, PoolOptions options)
     : upstream_(&upstream),
       device_(upstream.device()),
       name_(std::move(options.name)),
-      stream_(options.stream),
+      stream_(options.stream.value_or(device_.is_cuda() ? Stream::cuda_default(device_.ordinal())
+                                                        : Stream::cpu())),
       cache_(class_count) {
   AFEM_EXPECTS(stream_.device() == device_, "Pool '" + name_ + "': default stream on " +
                                                 stream_.device().name() +

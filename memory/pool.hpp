@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -29,7 +30,9 @@ struct PoolStats {
 /// Construction options of a Pool.
 struct PoolOptions {
   std::string name = "pool";  ///< used in reports and errors
-  Stream stream;              ///< default stream of allocate(bytes, label)
+  /// Default stream of allocate(bytes, label); unset means the default stream of the upstream's
+  /// device.
+  std::optional<Stream> stream{};
 };
 
 /// Caches blocks in size classes (256 B, then four classes per power of two, so at most 25 %

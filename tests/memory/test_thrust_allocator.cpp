@@ -27,8 +27,7 @@ protected:
     if (!test::device_available()) {
       GTEST_SKIP() << "no device for this build's backend";
     }
-    pool_ = std::make_unique<Pool>(test::device_upstream(),
-                                   PoolOptions{"device", test::device_stream()});
+    pool_ = std::make_unique<Pool>(test::device_upstream(), PoolOptions{.name = "device"});
     arena_ = std::make_unique<Arena>(*pool_, ArenaOptions{"step", 16 * mib, 0});
   }
   void TearDown() override {

@@ -41,15 +41,6 @@ inline memory::UpstreamResource& device_upstream() {
 #endif
 }
 
-/// The default stream of this build's device memory.
-inline memory::Stream device_stream() {
-#if AFEM_HAS_CUDA
-  return memory::Stream::cuda_default(0);
-#else
-  return memory::Stream::cpu();
-#endif
-}
-
 template <class T>
 void copy_to_device(memory::ArrayView<T> destination, const std::vector<T>& source) {
 #if AFEM_HAS_CUDA
