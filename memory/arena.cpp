@@ -45,6 +45,8 @@ std::size_t Arena::block_size(std::size_t bytes) {
 }
 
 Block Arena::allocate(std::size_t bytes, std::string_view label) {
+  AFEM_ASSERT(scratch_outstanding_ == 0,
+              "Arena::allocate while a parallel algorithm holds scratch");
   return allocate_block(bytes, label, /*reuse_freed=*/true);
 }
 
@@ -68,7 +70,7 @@ Block Arena::allocate_block(std::size_t bytes, std::string_view label, bool reus
         current_chunk_ < chunks_.size() && offset_ + size <= chunks_[current_chunk_].reserved;
     if (!fits_current) {
       // Chunks after the current one are untouched in this generation: take the first that fits.
-      std::size_t next = chunks_.empty() ? 0 : current_chunk_ + 1;
+      std::size_t next = std::min(current_chunk_ + 1, chunks_.size());
       while (next < chunks_.size() && chunks_[next].reserved < size) {
         ++next;
       }
@@ -92,39 +94,45 @@ Block Arena::allocate_block(std::size_t bytes, std::string_view label, bool reus
 
 std::size_t Arena::add_chunk(std::size_t size, std::string_view label) {
   std::size_t request = std::max(chunk_bytes_, size);
+  // Chunks not touched since the last reset: under a hard capacity they go back to the pool to
+  // make room, once the new chunk is secured.
+  std::size_t first_untouched = chunks_.size();
   if (capacity_bytes_ != 0) {
-    // Chunks not touched since the last reset can go back to the pool to make room.
-    const std::size_t first_untouched = current_chunk_ + (offset_ > 0 ? 1 : 0);
+    first_untouched = std::min(current_chunk_ + (offset_ > 0 ? 1 : 0), chunks_.size());
     std::size_t untouched_bytes = 0;
     for (std::size_t i = first_untouched; i < chunks_.size(); ++i) {
       untouched_bytes += chunks_[i].reserved;
     }
     const std::size_t room = capacity_bytes_ - std::min(capacity_bytes_, stats_.reserved_bytes);
     const std::size_t room_after_release = room + untouched_bytes;
-    request = std::max(size, std::min(request, room_after_release));
-    if (Pool::size_class(request) > room_after_release) {
+    request = std::min(request, detail::class_floor(room_after_release));
+    if (request < size) {
       throw OutOfMemory("Arena '" + name_ + "': hard capacity " + format_bytes(capacity_bytes_) +
                         " reached: request of " + format_bytes(size) + " for '" +
                         std::string(label) + "' does not fit (" + format_bytes(stats_.used_bytes) +
                         " used since the last reset, " + format_bytes(stats_.reserved_bytes) +
                         " in chunks); largest live: " + largest_live_labels());
     }
-    if (Pool::size_class(request) > room) {
-      for (std::size_t i = first_untouched; i < chunks_.size(); ++i) {
-        pool_->deallocate(chunks_[i]);
-      }
-      chunks_.resize(first_untouched);
-      stats_.reserved_bytes -= untouched_bytes;
+    if (Pool::size_class(request) <= room) {
+      first_untouched = chunks_.size();  // fits without giving anything back
     }
   }
   chunks_.reserve(chunks_.size() + 1);
-  chunks_.push_back(pool_->allocate(request, chunk_label_, stream_));
-  stats_.reserved_bytes += chunks_.back().reserved;
+  const Block chunk = pool_->allocate(request, chunk_label_, stream_);
+  for (std::size_t i = first_untouched; i < chunks_.size(); ++i) {
+    stats_.reserved_bytes -= chunks_[i].reserved;
+    pool_->deallocate(chunks_[i]);
+  }
+  chunks_.resize(first_untouched);
+  chunks_.push_back(chunk);
+  stats_.reserved_bytes += chunk.reserved;
   stats_.chunk_count = chunks_.size();
   return chunks_.size() - 1;
 }
 
 void Arena::deallocate(const Block& block) noexcept {
+  AFEM_ASSERT(scratch_outstanding_ == 0,
+              "Arena::deallocate while a parallel algorithm holds scratch");
   release_block(block, /*keep_for_reuse=*/true);
 }
 
@@ -137,11 +145,13 @@ void Arena::release_block(const Block& block, bool keep_for_reuse) noexcept {
     stats_.stale_releases += 1;
     return;
   }
+  AFEM_ASSERT(block.entry->live_bytes >= block.reserved && stats_.live_bytes >= block.reserved,
+              "Arena: a block given back more bytes than were live under its label");
   Ledger::remove(*block.entry, block.reserved);
   stats_.live_bytes -= block.reserved;
   stats_.live_handles -= 1;
-  if (current_chunk_ < chunks_.size() &&
-      block.pointer + block.reserved == chunks_[current_chunk_].pointer + offset_) {
+  if (current_chunk_ < chunks_.size() && offset_ >= block.reserved &&
+      block.pointer == chunks_[current_chunk_].pointer + (offset_ - block.reserved)) {
     offset_ -= block.reserved;
     stats_.used_bytes -= block.reserved;
   } else if (keep_for_reuse) {
@@ -182,6 +192,7 @@ void Arena::deallocate_scratch(void* pointer, std::size_t bytes, std::string_vie
 }
 
 void Arena::reset() noexcept {
+  AFEM_ASSERT(scratch_outstanding_ == 0, "Arena::reset while a parallel algorithm holds scratch");
   stats_.generation += 1;
   current_chunk_ = 0;
   offset_ = 0;
@@ -195,6 +206,8 @@ void Arena::reset() noexcept {
 }
 
 void Arena::release_chunks() {
+  AFEM_ASSERT(scratch_outstanding_ == 0,
+              "Arena::release_chunks while a parallel algorithm holds scratch");
   AFEM_EXPECTS(stats_.live_handles == 0,
                "Arena '" + name_ + "': release_chunks() while " +
                    std::to_string(stats_.live_handles) +

@@ -38,12 +38,13 @@ struct ArenaStats {
 
 /// Hands out memory by bumping an offset through chunks borrowed from a Pool, in the Pool's size
 /// classes. A block given back rolls the offset back when it is the last one handed out, and is
-/// otherwise kept for the next request of its size class in the same generation, so a step whose
-/// buffers come and go in any order stays within its live set. reset() makes all of it reusable at
-/// once and starts a new generation: handles from before it are stale, and using one throws
-/// afem::StaleHandle naming its label. The chunks stay with the arena until release_chunks() or
-/// destruction, so a step that repeats the same requests takes nothing from the pool after its
-/// first run. One host thread at a time; on CUDA, blocks are used in order on the arena's stream.
+/// otherwise kept for the next request of the same size class in the same generation, so a step
+/// that gives buffers back in any order and asks again for the same sizes does not keep growing.
+/// reset() makes all of it reusable at once and starts a new generation: handles from before it are
+/// stale, and using one throws afem::StaleHandle naming its label. The chunks stay with the arena
+/// until release_chunks() or destruction, so a step that repeats the same requests takes nothing
+/// from the pool after its first run. One host thread at a time; on CUDA, blocks are used in order
+/// on the arena's stream.
 class Arena final : public MemorySource {
 public:
   explicit Arena(Pool& pool, ArenaOptions options = {});

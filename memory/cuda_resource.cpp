@@ -9,6 +9,7 @@
 #include <cuda_runtime_api.h>
 
 #include "memory/detail/cuda_check.hpp"
+#include "memory/detail/cuda_device_guard.hpp"
 #endif
 
 namespace afem::memory {
@@ -32,7 +33,7 @@ void* CudaAsyncResource::allocate(std::size_t bytes, const Stream& stream) {
                                                stream.device().name() + "; expected " +
                                                device_.name());
 #if AFEM_HAS_CUDA
-  AFEM_CUDA_TRY(cudaSetDevice(device_.ordinal()));
+  const detail::CudaDeviceGuard guard(device_.ordinal());
   void* pointer = nullptr;
   const cudaError_t status = cudaMallocAsync(&pointer, bytes, native(stream));
   if (status == cudaErrorMemoryAllocation) {
@@ -51,9 +52,13 @@ void* CudaAsyncResource::allocate(std::size_t bytes, const Stream& stream) {
 void CudaAsyncResource::deallocate(void* pointer, std::size_t /*bytes*/,
                                    const Stream& stream) noexcept {
 #if AFEM_HAS_CUDA
+  int previous = 0;
+  (void)cudaGetDevice(&previous);
+  (void)cudaSetDevice(device_.ordinal());
   const cudaError_t status = cudaFreeAsync(pointer, native(stream));
+  (void)cudaSetDevice(previous);
   if (status != cudaSuccess) {
-    detail::report_noexcept_failure(cudaGetErrorName(status), __FILE__, __LINE__);
+    ::afem::detail::report_noexcept_failure(cudaGetErrorName(status), __FILE__, __LINE__);
   }
 #else
   (void)pointer;

@@ -9,6 +9,7 @@
 #include <cuda_runtime_api.h>
 
 #include "memory/detail/cuda_check.hpp"
+#include "memory/detail/cuda_device_guard.hpp"
 #endif
 
 namespace afem::memory {
@@ -60,6 +61,7 @@ void Stream::synchronize() const {
     return;
   }
 #if AFEM_HAS_CUDA
+  const detail::CudaDeviceGuard guard(device_.ordinal());
   AFEM_CUDA_TRY(cudaStreamSynchronize(static_cast<cudaStream_t>(handle_)));
 #else
   throw Error("Stream::synchronize: stream on " + device_.name() +
@@ -72,6 +74,7 @@ void Stream::wait_for(const Stream& other) const {
     return;
   }
 #if AFEM_HAS_CUDA
+  const detail::CudaDeviceGuard guard(other.device_.ordinal());
   cudaEvent_t event = nullptr;
   AFEM_CUDA_TRY(cudaEventCreateWithFlags(&event, cudaEventDisableTiming));
   AFEM_CUDA_TRY(cudaEventRecord(event, static_cast<cudaStream_t>(other.handle_)));

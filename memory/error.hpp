@@ -9,8 +9,9 @@
 
 namespace afem {
 
-/// Root of every error arenafem throws: invalid input, a broken promise of the caller.
-/// The message says what was wrong and what was expected.
+/// Root of the errors arenafem throws for invalid input or a broken promise of the caller (the
+/// exception is afem::OutOfMemory, a std::bad_alloc). The message says what was wrong and what
+/// was expected.
 class Error : public std::runtime_error {
 public:
   using std::runtime_error::runtime_error;

@@ -4,6 +4,8 @@
 #include <array>
 #include <cstdio>
 
+#include "memory/error.hpp"
+
 namespace afem::memory {
 
 LedgerEntry& Ledger::entry(std::string_view label) {
@@ -37,6 +39,8 @@ void Ledger::add(LedgerEntry& entry, std::size_t bytes) noexcept {
 }
 
 void Ledger::remove(LedgerEntry& entry, std::size_t bytes) noexcept {
+  AFEM_ASSERT(entry.live_bytes >= bytes && entry.live_count > 0,
+              "Ledger: more given back under a label than it holds");
   entry.live_bytes -= bytes;
   entry.live_count -= 1;
 }
@@ -52,7 +56,9 @@ LedgerSnapshot Ledger::snapshot(std::string owner) const {
   LedgerSnapshot result{std::move(owner), {}};
   result.entries.reserve(entries_.size());
   for (const auto& [label, entry] : entries_) {
-    result.entries.push_back(entry);
+    if (entry.borrows > 0) {  // a label whose only request failed never held anything
+      result.entries.push_back(entry);
+    }
   }
   std::sort(result.entries.begin(), result.entries.end(),
             [](const LedgerEntry& a, const LedgerEntry& b) {

@@ -62,7 +62,8 @@ public:
   /// Zeroes every entry's live bytes and counts (an Arena reset); peaks and borrows stay.
   void clear_live() noexcept;
 
-  /// A sorted copy of every entry that has ever borrowed.
+  /// A sorted copy of every entry that has ever borrowed (a label whose requests all failed is
+  /// left out).
   [[nodiscard]] LedgerSnapshot snapshot(std::string owner) const;
 
 private:

@@ -35,7 +35,8 @@ public:
   virtual ~MemorySource() = default;
 
   /// Hands out at least `bytes` (> 0) bytes aligned to afem::block_alignment, entered in the
-  /// ledger under `label`. Throws afem::OutOfMemory when it cannot; nothing changes then.
+  /// ledger under `label`. Throws afem::OutOfMemory when it cannot; no handle, live byte or
+  /// ledger line changes then (a Pool may have returned its cache upstream while trying).
   [[nodiscard]] virtual Block allocate(std::size_t bytes, std::string_view label) = 0;
 
   /// Takes back a block from allocate(). Exactly once per block; a block from before an Arena

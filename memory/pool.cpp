@@ -85,6 +85,7 @@ Block Pool::allocate(std::size_t bytes, std::string_view label, const Stream& st
     } catch (const OutOfMemory&) {
       // Cached blocks of other classes may be what the upstream lacks: return them and retry once.
       release_cache_locked();
+      stream_.synchronize();  // cached blocks were freed in order on the pool's stream
       try {
         pointer = static_cast<std::byte*>(upstream_->allocate(reserved, stream));
       } catch (const OutOfMemory& error) {
@@ -109,15 +110,26 @@ void Pool::deallocate(const Block& block) noexcept {
   if (block.pointer == nullptr) {
     return;
   }
+  // A cached block is kept as freed on the pool's own stream, which outlives the pool, never on a
+  // caller's stream that may be destroyed before the block is reused or trimmed.
+  Stream freed_on = block.stream;
+  if (freed_on != stream_) {
+    try {
+      stream_.wait_for(freed_on);
+      freed_on = stream_;
+    } catch (const std::exception& error) {
+      ::afem::detail::report_noexcept_failure(error.what(), __FILE__, __LINE__);
+    }
+  }
   const std::lock_guard lock(mutex_);
   Ledger::remove(*block.entry, block.reserved);
   stats_.live_bytes -= block.reserved;
   stats_.live_blocks -= 1;
   try {
-    cache_[class_index(block.reserved)].push_back(CachedBlock{block.pointer, block.stream});
+    cache_[class_index(block.reserved)].push_back(CachedBlock{block.pointer, freed_on});
   } catch (...) {
     // No room to remember the block: give it back upstream instead of losing it.
-    upstream_->deallocate(block.pointer, block.reserved, block.stream);
+    upstream_->deallocate(block.pointer, block.reserved, freed_on);
     ++stats_.upstream_frees;
     stats_.reserved_bytes -= block.reserved;
   }

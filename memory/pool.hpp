@@ -38,9 +38,11 @@ struct PoolOptions {
 /// Caches blocks in size classes (256 B, then four classes per power of two, so at most 25 %
 /// rounding) over an upstream resource. A block given back goes into its class's cache and is
 /// handed out again without an upstream call; trim() or destruction returns the cache upstream.
-/// On CUDA, reuse is stream-ordered: a block given back on stream S is reused on S at once, and on
-/// another stream T only after T waits for S. Every member function is safe to call from several
-/// host threads at once.
+/// On CUDA, reuse is stream-ordered: a block given back on another stream than the pool's makes
+/// the pool's stream wait for it, is cached as freed on the pool's stream, and is reused on that
+/// stream at once and on another stream T only after T waits for the pool's stream. Callers'
+/// streams therefore need to live only until their blocks are given back. Every member function is
+/// safe to call from several host threads at once.
 class Pool final : public MemorySource {
 public:
   explicit Pool(UpstreamResource& upstream = HostResource::instance(), PoolOptions options = {});

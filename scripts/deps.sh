@@ -11,7 +11,13 @@ done
 if ((${#missing[@]})); then
   echo "deps: installing ${missing[*]}"
   sudo=""
-  [[ $(id -u) -eq 0 ]] || sudo="sudo"
+  if [[ $(id -u) -ne 0 ]]; then
+    command -v sudo >/dev/null 2>&1 || {
+      echo "deps: missing ${missing[*]}; run as root or install sudo" >&2
+      exit 1
+    }
+    sudo="sudo"
+  fi
   $sudo apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${missing[@]}" >/dev/null
 fi

@@ -42,7 +42,17 @@ constexpr std::size_t class_bytes(std::size_t index) {
   return base + quarter * (base / classes_per_octave);
 }
 
+/// The largest class size not above `bytes`; 0 when `bytes` is below the smallest class.
+constexpr std::size_t class_floor(std::size_t bytes) {
+  if (bytes < smallest_class) {
+    return 0;
+  }
+  const std::size_t index = class_index(bytes);
+  return class_bytes(index) <= bytes ? class_bytes(index) : class_bytes(index - 1);
+}
+
 static_assert(class_bytes(class_index(257)) == 320);
+static_assert(class_floor(300 * 1024) == 256 * 1024 && class_floor(320) == 320);
 static_assert(class_bytes(class_index(largest_request)) == largest_request);
 static_assert(class_index(largest_request) < class_count);
 

@@ -1,7 +1,12 @@
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <array>
 #include <cstdint>
 #include <memory>
+#include <random>
+#include <span>
+#include <utility>
 #include <vector>
 
 #include "memory/arena.hpp"
@@ -198,6 +203,93 @@ TEST_F(ArenaTest, RejectsZeroBytesAndZeroChunks) {
   EXPECT_THROW((void)arena.allocate(0, "zero"), Error);
   EXPECT_THROW(Arena(pool_, ArenaOptions{"bad", 0, 0}), Error);
   EXPECT_EQ(arena.stats().used_bytes, 0U);
+}
+
+TEST_F(ArenaTest, CapacityThatIsNotASizeClassStillServesWhatFits) {
+  Arena tiny(pool_, ArenaOptions{"tiny", 4 * mib, 3000});
+  auto small = borrow_temporary<std::byte>(tiny, 100, "small");
+  EXPECT_LE(tiny.stats().reserved_bytes, 3000U);
+  Arena odd(pool_, ArenaOptions{"odd", mib, 300 * kib});
+  auto fits = borrow_temporary<std::byte>(odd, 200 * kib, "fits");
+  EXPECT_LE(odd.stats().reserved_bytes, 300 * kib);
+  EXPECT_THROW((void)borrow_temporary<std::byte>(odd, 200 * kib, "second"), OutOfMemory);
+}
+
+/// Hands out blocks back to back from one buffer, as a stream-ordered device pool may.
+class CarvingResource final : public UpstreamResource {
+public:
+  void* allocate(std::size_t bytes, const Stream& /*stream*/) override {
+    if (used_ + bytes > buffer_.size()) {
+      throw OutOfMemory("CarvingResource: full");
+    }
+    std::byte* pointer = buffer_.data() + used_;
+    used_ += bytes;
+    return pointer;
+  }
+  void deallocate(void* /*pointer*/, std::size_t /*bytes*/,
+                  const Stream& /*stream*/) noexcept override {}
+  [[nodiscard]] Device device() const override { return Device::cpu(); }
+
+private:
+  alignas(256) std::array<std::byte, 1 << 20> storage_{};
+  std::span<std::byte> buffer_{storage_};
+  std::size_t used_ = 0;
+};
+
+TEST(ArenaAdjacentChunks, LastBlockOfThePreviousChunkIsNotMistakenForTheTop) {
+  auto upstream = std::make_unique<CarvingResource>();
+  Pool pool(*upstream, PoolOptions{.name = "carving"});
+  Arena arena(pool, ArenaOptions{"step", 4096, 0});
+  auto end_of_first = borrow_temporary<std::byte>(arena, 4096, "first");  // fills chunk 0
+  auto in_second = borrow_temporary<std::byte>(arena, 2048, "second");    // chunk 1, adjacent
+  ASSERT_EQ(end_of_first.data() + 4096, in_second.data());
+  in_second.release();     // the top of chunk 1: offset back to 0
+  end_of_first.release();  // ends exactly where chunk 1 begins, but is not chunk 1's top
+  EXPECT_EQ(arena.stats().used_bytes, 4096U)
+      << "chunk 0's block is kept for reuse, not rolled back";
+  auto again = borrow_temporary<std::byte>(arena, 4096, "again");
+  EXPECT_EQ(arena.stats().chunk_count, 2U);
+  EXPECT_EQ(arena.stats().used_bytes, 4096U);
+}
+
+TEST_F(ArenaTest, RandomStepsNeverOverlapAndAccountExactly) {
+  for (std::uint32_t seed = 0; seed < 8; ++seed) {
+    Arena arena(pool_, ArenaOptions{"random", 64 * kib, seed % 2 == 0 ? 0 : 512 * kib});
+    std::mt19937 random(seed);
+    std::vector<Temporary<std::byte>> live;
+    for (int op = 0; op < 4000; ++op) {
+      const auto choice = random() % 100;
+      if (choice < 55) {
+        const std::size_t bytes = 1 + (std::size_t{1} << (random() % 17)) + random() % 1000;
+        try {
+          live.push_back(borrow_temporary<std::byte>(arena, bytes, seed % 3 == 0 ? "a" : "b"));
+        } catch (const OutOfMemory&) {
+          ASSERT_NE(seed % 2, 0U) << "only a bounded arena runs out";
+        }
+      } else if (choice < 97 && !live.empty()) {
+        const std::size_t victim = random() % live.size();
+        replace_owned(live[victim], std::move(live.back()));
+        live.pop_back();
+      } else if (choice >= 97) {
+        live.clear();
+        arena.reset();
+      }
+      std::vector<std::pair<std::byte*, std::byte*>> spans;
+      std::size_t reserved = 0;
+      for (const auto& handle : live) {
+        spans.emplace_back(handle.data(), handle.data() + Arena::block_size(handle.size()));
+        reserved += Arena::block_size(handle.size());
+      }
+      std::sort(spans.begin(), spans.end());
+      for (std::size_t i = 1; i < spans.size(); ++i) {
+        ASSERT_LE(spans[i - 1].second, spans[i].first)
+            << "overlap at seed " << seed << " op " << op;
+      }
+      ASSERT_EQ(arena.stats().live_bytes, reserved);
+      ASSERT_EQ(arena.ledger().live_bytes(), reserved);
+      ASSERT_EQ(arena.stats().live_handles, live.size());
+    }
+  }
 }
 
 #if defined(ARENAFEM_CHECKS)

@@ -4,6 +4,7 @@
 
 #include <cuda_runtime_api.h>
 
+#include <atomic>
 #include <cstdint>
 #include <vector>
 
@@ -21,8 +22,9 @@ protected:
     if (!test::device_available()) {
       GTEST_SKIP() << "no CUDA device";
     }
-    ASSERT_EQ(cudaStreamCreate(&first_), cudaSuccess);
-    ASSERT_EQ(cudaStreamCreate(&second_), cudaSuccess);
+    // Non-blocking streams: no implicit ordering with the default stream hides a missing wait.
+    ASSERT_EQ(cudaStreamCreateWithFlags(&first_, cudaStreamNonBlocking), cudaSuccess);
+    ASSERT_EQ(cudaStreamCreateWithFlags(&second_, cudaStreamNonBlocking), cudaSuccess);
   }
   void TearDown() override {
     if (first_ != nullptr) {
@@ -55,14 +57,23 @@ TEST_F(CudaPoolTest, BlockFreedOnOneStreamIsReusedOnAnotherAfterItsWork) {
   const Stream b = Stream::from_native(Device::cuda(0), second_);
   constexpr std::size_t bytes = std::size_t{64} << 20;
 
+  // Stream a is held back by a host callback until b's work is enqueued: only the pool's
+  // stream ordering can make b's memset land after a's.
+  std::atomic<bool> release{false};
+  auto hold = [](void* flag) {
+    while (!static_cast<std::atomic<bool>*>(flag)->load()) {
+    }
+  };
+  ASSERT_EQ(cudaLaunchHostFunc(first_, hold, &release), cudaSuccess);
   const Block written = pool.allocate(bytes, "first", a);
   ASSERT_EQ(cudaMemsetAsync(written.pointer, 1, bytes, first_), cudaSuccess);
-  pool.deallocate(written);  // the memset may still be running on `a`
+  pool.deallocate(written);  // a's memset has not even started
 
   const Block reused = pool.allocate(bytes, "second", b);
   EXPECT_EQ(reused.pointer, written.pointer);
   EXPECT_EQ(pool.stats().hits, 1U);
   ASSERT_EQ(cudaMemsetAsync(reused.pointer, 2, bytes, second_), cudaSuccess);
+  release = true;
   ASSERT_EQ(cudaStreamSynchronize(second_), cudaSuccess);
   std::vector<std::uint8_t> host(bytes);
   ASSERT_EQ(cudaMemcpy(host.data(), reused.pointer, bytes, cudaMemcpyDeviceToHost), cudaSuccess);

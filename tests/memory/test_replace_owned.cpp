@@ -88,6 +88,16 @@ TEST_F(ReplaceOwnedTest, FailedBuildLeavesTheOwnerUnchanged) {
   EXPECT_EQ(pool_.stats().live_blocks, 1U);
 }
 
+TEST_F(ReplaceOwnedTest, ReleaseFirstLeavesTheSlotEmptyWhenTheBorrowFails) {
+  Owner owner(pool_);
+  owner.refill(1000, 5);
+  upstream_.set_limit(upstream_.outstanding_bytes());
+  EXPECT_THROW(owner.refill(1000000, 6), OutOfMemory);
+  EXPECT_TRUE(owner.values().empty()) << "the old contents were declared dead by the call";
+  EXPECT_EQ(pool_.stats().live_blocks, 0U);
+  EXPECT_EQ(pool_.ledger().find("Owner.values")->live_count, 0U);
+}
+
 TEST_F(ReplaceOwnedTest, ReplacingAStaleArenaHandleWorks) {
   Arena arena(pool_, ArenaOptions{"step", 64 * kib, 0});
   auto scratch = borrow_temporary<float>(arena, 100, "scratch");
