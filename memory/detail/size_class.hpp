@@ -52,7 +52,8 @@ constexpr std::size_t class_floor(std::size_t bytes) {
 }
 
 static_assert(class_bytes(class_index(257)) == 320);
-static_assert(class_floor(300 * 1024) == 256 * 1024 && class_floor(320) == 320);
+static_assert(class_floor(std::size_t{300} << 10) == std::size_t{256} << 10);
+static_assert(class_floor(320) == 320 && class_floor(255) == 0);
 static_assert(class_bytes(class_index(largest_request)) == largest_request);
 static_assert(class_index(largest_request) < class_count);
 

@@ -19,7 +19,7 @@
 namespace afem::memory {
 namespace {
 
-constexpr std::size_t mib = 1024 * 1024;
+constexpr std::size_t mib = std::size_t{1} << 20;
 
 class ThrustAllocatorTest : public ::testing::Test {
 protected:
