@@ -3,7 +3,8 @@
 # CUDA toolkit (nvcc and its include/cccl headers) is on the machine.
 set -euo pipefail
 
-packages=(cmake ninja-build g++ ccache libeigen3-dev libgtest-dev libbenchmark-dev)
+packages=(cmake ninja-build g++ ccache clang-format clang-tidy git libeigen3-dev libgtest-dev
+  libbenchmark-dev)
 missing=()
 for package in "${packages[@]}"; do
   dpkg -s "$package" >/dev/null 2>&1 || missing+=("$package")

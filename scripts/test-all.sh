@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Builds arenafem and passes all of its tests: the release build and its tests, the
-# AddressSanitizer + UndefinedBehaviorSanitizer build and its tests, and the CUDA backend compiled
-# with nvcc (sm_80, sm_90). The CUDA tests also run when a GPU is present.
+# Builds arenafem and passes all of its tests: the release build and its tests, clang-tidy and
+# clang-format over the sources, the AddressSanitizer + UndefinedBehaviorSanitizer build and its
+# tests, and the CUDA backend compiled with nvcc (sm_80, sm_90). The CUDA tests also run when a
+# GPU is present.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/deps.sh
@@ -13,6 +14,10 @@ step "release: build and test"
 cmake --preset release >/dev/null
 cmake --build --preset release -j "$jobs"
 ctest --preset release -j "$jobs"
+
+step "clang-tidy (checks in .clang-tidy) and clang-format"
+git ls-files '*.cpp' ':!tests/embed/*' | xargs -P "$jobs" -n 2 clang-tidy -p build/release --quiet
+git ls-files '*.cpp' '*.hpp' | xargs clang-format --dry-run --Werror
 
 step "asan-ubsan: build and test"
 cmake --preset asan-ubsan >/dev/null
