@@ -1,8 +1,6 @@
 #include "memory/arena.hpp"
 
 #include <algorithm>
-#include <cstdio>
-#include <cstdlib>
 
 #include "memory/config.hpp"
 #include "memory/detail/size_class.hpp"
@@ -23,14 +21,8 @@ Arena::Arena(Pool& pool, ArenaOptions options)
 
 Arena::~Arena() {
   if (stats_.outstanding_handles != 0) {
-    const std::string table = ledger_.snapshot(name_).table();
-    std::fprintf(stderr,
-                 "arenafem: Arena '%s' destroyed while %zu handles are outstanding; every "
-                 "Temporary must be released before its Arena dies\n%s",
-                 name_.c_str(), stats_.outstanding_handles, table.c_str());
-#if defined(ARENAFEM_CHECKS)
-    std::abort();
-#endif
+    ::afem::detail::report_source_destroyed_with_handles("Arena", name_, stats_.outstanding_handles,
+                                                         ledger_.snapshot(name_).table());
   }
   for (const Block& chunk : chunks_) {
     pool_->deallocate(chunk);

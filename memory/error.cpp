@@ -22,4 +22,16 @@ void report_noexcept_failure(const char* what, const char* file, int line) noexc
   std::fprintf(stderr, "arenafem: error in a no-throw path: %s at %s:%d\n", what, file, line);
 }
 
+void report_source_destroyed_with_handles(const char* kind, const std::string& name,
+                                          std::size_t handles,
+                                          const std::string& ledger_table) noexcept {
+  std::fprintf(stderr,
+               "arenafem: %s '%s' destroyed while %zu of its handles are outstanding; every "
+               "Temporary must be released before its %s dies\n%s",
+               kind, name.c_str(), handles, kind, ledger_table.c_str());
+#if defined(ARENAFEM_CHECKS)
+  std::abort();
+#endif
+}
+
 }  // namespace afem::detail

@@ -3,6 +3,7 @@
 /// @file
 /// The exception tree of arenafem and the checking macros used at API boundaries.
 
+#include <cstddef>
 #include <new>
 #include <stdexcept>
 #include <string>
@@ -46,6 +47,11 @@ namespace detail {
 [[noreturn]] void assert_failure(const char* condition, const char* message, const char* file,
                                  int line) noexcept;
 void report_noexcept_failure(const char* what, const char* file, int line) noexcept;
+/// A Pool or Arena is being destroyed while `handles` of its Temporaries are still out: prints
+/// who holds them (`ledger_table`) and aborts in checked builds; the memory leaks otherwise.
+void report_source_destroyed_with_handles(const char* kind, const std::string& name,
+                                          std::size_t handles,
+                                          const std::string& ledger_table) noexcept;
 }  // namespace detail
 
 }  // namespace afem

@@ -1,8 +1,6 @@
 #include "memory/pool.hpp"
 
 #include <algorithm>
-#include <cstdio>
-#include <cstdlib>
 
 #include "memory/detail/size_class.hpp"
 #include "memory/error.hpp"
@@ -29,14 +27,8 @@ Pool::Pool(UpstreamResource& upstream, PoolOptions options)
 
 Pool::~Pool() {
   if (stats_.live_blocks != 0) {
-    const std::string table = ledger_.snapshot(name_).table();
-    std::fprintf(stderr,
-                 "arenafem: Pool '%s' destroyed while %zu blocks (%zu bytes) are still held; "
-                 "every Temporary must be released before its Pool dies\n%s",
-                 name_.c_str(), stats_.live_blocks, stats_.live_bytes, table.c_str());
-#if defined(ARENAFEM_CHECKS)
-    std::abort();
-#endif
+    ::afem::detail::report_source_destroyed_with_handles("Pool", name_, stats_.live_blocks,
+                                                         ledger_.snapshot(name_).table());
   }
   trim();
 }
