@@ -7,8 +7,10 @@
 
 namespace afem::memory {
 
-/// Aligned host memory (operator new with afem::block_alignment). Stateless; blocks are released
-/// at once when given back.
+/// Aligned host memory from operator new: afem::block_alignment, and for blocks of 4 MiB or more
+/// 2 MiB alignment with a transparent-huge-page hint (madvise), since Pools and Arenas keep such
+/// blocks and sweep them step after step (fewer TLB misses). Stateless; blocks are released at
+/// once when given back.
 class HostResource final : public UpstreamResource {
 public:
   [[nodiscard]] void* allocate(std::size_t bytes, const Stream& stream) override;

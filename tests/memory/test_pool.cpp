@@ -36,6 +36,21 @@ TEST(PoolSizeClass, RoundsUpByAtMostAQuarter) {
   }
 }
 
+TEST(HostResource, AlignsSmallBlocksToTheBlockAlignmentAndLargeOnesToHugePages) {
+  HostResource& host = HostResource::instance();
+  for (const std::size_t bytes : {std::size_t{1}, std::size_t{300}, 3 * mib, 4 * mib, 9 * mib}) {
+    void* pointer = host.allocate(bytes, Stream::cpu());
+    const auto address = reinterpret_cast<std::uintptr_t>(pointer);
+    EXPECT_EQ(address % block_alignment, 0U) << bytes;
+    if (bytes >= 4 * mib) {
+      EXPECT_EQ(address % (2 * mib), 0U) << bytes;
+    }
+    static_cast<volatile std::byte*>(pointer)[bytes - 1] = std::byte{1};
+    host.deallocate(pointer, bytes, Stream::cpu());
+  }
+  EXPECT_THROW((void)host.allocate(16, Stream::cuda_default(0)), Error);
+}
+
 class PoolTest : public ::testing::Test {
 protected:
   test::CheckedResource upstream_;
