@@ -19,3 +19,6 @@ endif()
 if(ARENAFEM_CUDA AND NOT TARGET CUDA::cudart)
   message(FATAL_ERROR "arenafem: ARENAFEM_CUDA=ON but the CUDA runtime (CUDA::cudart) was not found")
 endif()
+
+# Small dense vectors and matrices (Jacobians, normals) in host and device code.
+find_package(Eigen3 3.4 REQUIRED NO_MODULE)

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace afem::geometry {
@@ -25,10 +26,14 @@ enum class CellType : std::uint8_t { triangle, quadrilateral, tetrahedron, hexah
 /// Vertices per cell of a cell type.
 [[nodiscard]] constexpr int vertex_count(CellType type) {
   switch (type) {
-    case CellType::triangle: return 3;
-    case CellType::quadrilateral: return 4;
-    case CellType::tetrahedron: return 4;
-    case CellType::hexahedron: return 8;
+    case CellType::triangle:
+      return 3;
+    case CellType::quadrilateral:
+      return 4;
+    case CellType::tetrahedron:
+      return 4;
+    case CellType::hexahedron:
+      return 8;
   }
   return 0;
 }
@@ -40,16 +45,18 @@ enum class CellType : std::uint8_t { triangle, quadrilateral, tetrahedron, hexah
 /// (the physical group of a Gmsh file; 0 when there is none). Plain values; owns its vectors.
 struct MeshData {
   CellType cell_type = CellType::triangle;
-  std::vector<double> positions;       ///< vertex_count * dimension(cell_type), xy(z) per vertex
-  std::vector<std::int32_t> cells;     ///< cell_count * vertex_count(cell_type), 0-based
-  std::vector<std::int32_t> cell_tags; ///< one per cell, or empty (all 0)
+  std::vector<double> positions;        ///< vertex_count * dimension(cell_type), xy(z) per vertex
+  std::vector<std::int32_t> cells;      ///< cell_count * vertex_count(cell_type), 0-based
+  std::vector<std::int32_t> cell_tags;  ///< one per cell, or empty (all 0)
   std::vector<std::pair<std::int32_t, std::string>> tag_names;  ///< physical names, when known
 
   [[nodiscard]] std::int32_t vertex_total() const {
-    return static_cast<std::int32_t>(positions.size() / static_cast<std::size_t>(dimension(cell_type)));
+    return static_cast<std::int32_t>(positions.size() /
+                                     static_cast<std::size_t>(dimension(cell_type)));
   }
   [[nodiscard]] std::int32_t cell_total() const {
-    return static_cast<std::int32_t>(cells.size() / static_cast<std::size_t>(vertex_count(cell_type)));
+    return static_cast<std::int32_t>(cells.size() /
+                                     static_cast<std::size_t>(vertex_count(cell_type)));
   }
 };
 

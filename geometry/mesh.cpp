@@ -1,0 +1,589 @@
+// Mesh<Type>: validation on the host, topology and lookup bins on the backend (Thrust with scratch
+// from the arena). Compiled by nvcc in the CUDA build.
+#include "geometry/mesh.hpp"
+
+#include <thrust/binary_search.h>
+#include <thrust/copy.h>
+#include <thrust/count.h>
+#include <thrust/fill.h>
+#include <thrust/find.h>
+#include <thrust/for_each.h>
+#include <thrust/iterator/counting_iterator.h>
+#include <thrust/scan.h>
+#include <thrust/sequence.h>
+#include <thrust/sort.h>
+
+#include <algorithm>
+#include <climits>
+#include <cmath>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "memory/copy.hpp"
+#include "memory/error.hpp"
+#include "memory/replace_owned.hpp"
+#include "memory/thrust_allocator.hpp"
+
+namespace afem::geometry {
+
+namespace detail {
+
+using memory::ArrayView;
+using memory::Temporary;
+
+constexpr int max_side_vertices = 4;
+
+/// Throws afem::Error naming the first cell whose vertices are out of range or whose map is
+/// inverted or degenerate at one of its vertices.
+template <CellType Type>
+void validate_cells(std::span<const double> positions, std::span<const std::int32_t> cells,
+                    std::string_view what) {
+  using Cell = ReferenceCell<Type>;
+  constexpr int dim = Cell::dimension;
+  const auto vertex_total = static_cast<std::int64_t>(positions.size() / dim);
+  const auto cell_total = static_cast<std::int32_t>(cells.size() / Cell::vertex_count);
+  for (const double value : positions) {
+    AFEM_EXPECTS(std::isfinite(value), std::string(what) + ": a vertex position is not finite");
+  }
+  MeshView<Type> host;
+  host.positions = ArrayView<const double>(positions.data(), positions.size());
+  host.cells = ArrayView<const std::int32_t>(cells.data(), cells.size());
+  for (std::int32_t c = 0; c < cell_total; ++c) {
+    double scale = 0.0;
+    for (int v = 0; v < Cell::vertex_count; ++v) {
+      const std::int32_t index = cells[static_cast<std::size_t>(c) * Cell::vertex_count + v];
+      if (index < 0 || index >= vertex_total) {
+        throw Error(std::string(what) + ": cell " + std::to_string(c) + " vertex " +
+                    std::to_string(v) + " is " + std::to_string(index) +
+                    ", expected an index in [0, " + std::to_string(vertex_total) + ")");
+      }
+    }
+    for (int v = 1; v < Cell::vertex_count; ++v) {
+      scale = std::max(scale, (host.cell_vertex(c, v) - host.cell_vertex(c, 0)).norm());
+    }
+    for (int v = 0; v < Cell::vertex_count; ++v) {
+      typename MeshView<Type>::Coords xi;
+      for (int d = 0; d < dim; ++d) {
+        xi[d] = Cell::vertex_coordinate(v, d);
+      }
+      const double det = host.cell_jacobian(c, xi).determinant();
+      const double tolerance = 1e-12 * std::pow(scale, dim);
+      if (!(det > tolerance)) {
+        throw Error(std::string(what) + ": cell " + std::to_string(c) + " is " +
+                    (det < -tolerance ? "inverted" : "degenerate") + " (Jacobian determinant " +
+                    std::to_string(det) + " at its vertex " + std::to_string(v) +
+                    "); expected positively oriented cells in " + std::string(name(Type)) +
+                    " vertex order");
+      }
+    }
+  }
+}
+
+/// Topology in fresh buffers, swapped into the mesh only when complete.
+struct Topology {
+  Temporary<std::int32_t> side_cells;
+  Temporary<std::int8_t> side_local;
+  Temporary<std::int8_t> side_outer_vertex;
+  Temporary<std::int32_t> boundary_sides;
+};
+
+template <CellType Type>
+Topology build_topology(ArrayView<const std::int32_t> cells, memory::Pool& pool,
+                        memory::Arena& arena) {
+  using Cell = ReferenceCell<Type>;
+  constexpr int V = Cell::vertex_count;
+  constexpr int S = Cell::side_count;
+  constexpr int SV = Cell::side_vertex_count;
+  const auto cell_total = static_cast<std::int32_t>(cells.size() / V);
+  const auto n = static_cast<std::int32_t>(cell_total * S);
+  auto policy = memory::arena_policy(arena, "Mesh.topology.thrust");
+
+  auto keys = memory::borrow_temporary<std::int32_t>(
+      arena, static_cast<std::size_t>(n) * max_side_vertices, "Mesh.topology.keys");
+  auto order = memory::borrow_temporary<std::int32_t>(arena, static_cast<std::size_t>(n),
+                                                      "Mesh.topology.order");
+  auto head = memory::borrow_temporary<std::int32_t>(arena, static_cast<std::size_t>(n),
+                                                     "Mesh.topology.head");
+  auto side_of = memory::borrow_temporary<std::int32_t>(arena, static_cast<std::size_t>(n),
+                                                        "Mesh.topology.side_of");
+  const auto k = keys.view();
+  const auto o = order.view();
+  const auto h = head.view();
+  const auto id = side_of.view();
+
+  // Each (cell, local side) gets the sorted tuple of its global vertex indices as key.
+  thrust::for_each_n(
+      policy, thrust::counting_iterator<std::int32_t>(0), n, [=] AFEM_HOST_DEVICE(std::int32_t e) {
+        const std::int32_t c = e / S;
+        const int local = e % S;
+        std::int32_t tuple[max_side_vertices] = {INT_MAX, INT_MAX, INT_MAX, INT_MAX};
+        for (int j = 0; j < SV; ++j) {
+          tuple[j] = cells[static_cast<std::size_t>(c) * V + Cell::side_vertex(local, j)];
+        }
+        for (int a = 1; a < SV; ++a) {  // insertion sort of at most 4 values
+          for (int b = a; b > 0 && tuple[b - 1] > tuple[b]; --b) {
+            const std::int32_t t = tuple[b];
+            tuple[b] = tuple[b - 1];
+            tuple[b - 1] = t;
+          }
+        }
+        for (int j = 0; j < max_side_vertices; ++j) {
+          k[static_cast<std::size_t>(e) * max_side_vertices + j] = tuple[j];
+        }
+        o[static_cast<std::size_t>(e)] = e;
+      });
+  thrust::sort(policy, o.begin(), o.end(), [=] AFEM_HOST_DEVICE(std::int32_t a, std::int32_t b) {
+    for (int j = 0; j < max_side_vertices; ++j) {
+      const std::int32_t x = k[static_cast<std::size_t>(a) * max_side_vertices + j];
+      const std::int32_t y = k[static_cast<std::size_t>(b) * max_side_vertices + j];
+      if (x != y) {
+        return x < y;
+      }
+    }
+    return a < b;
+  });
+  auto same_key = [=] AFEM_HOST_DEVICE(std::int32_t a, std::int32_t b) {
+    for (int j = 0; j < max_side_vertices; ++j) {
+      if (k[static_cast<std::size_t>(a) * max_side_vertices + j] !=
+          k[static_cast<std::size_t>(b) * max_side_vertices + j]) {
+        return false;
+      }
+    }
+    return true;
+  };
+  thrust::for_each_n(
+      policy, thrust::counting_iterator<std::int32_t>(0), n, [=] AFEM_HOST_DEVICE(std::int32_t i) {
+        h[static_cast<std::size_t>(i)] =
+            i == 0 || !same_key(o[static_cast<std::size_t>(i)], o[static_cast<std::size_t>(i) - 1])
+                ? 1
+                : 0;
+      });
+  // Side index of each sorted entry: the number of heads up to and including it, minus one.
+  thrust::inclusive_scan(policy, h.begin(), h.end(), id.begin());
+
+  // A side shared by more than two cells makes the mesh non-manifold.
+  const std::int32_t crowded = *thrust::find_if(
+      policy, thrust::counting_iterator<std::int32_t>(0),
+      thrust::counting_iterator<std::int32_t>(n), [=] AFEM_HOST_DEVICE(std::int32_t i) {
+        return i + 2 < n && h[static_cast<std::size_t>(i)] == 1 &&
+               h[static_cast<std::size_t>(i) + 1] == 0 && h[static_cast<std::size_t>(i) + 2] == 0;
+      });
+  if (crowded != n) {
+    std::int32_t entry = 0;
+    memory::copy_to_host(std::span<std::int32_t>(&entry, 1),
+                         ArrayView<const std::int32_t>(o.data() + crowded, 1), arena.stream());
+    throw Error("Mesh: side " + std::to_string(entry % S) + " of cell " +
+                std::to_string(entry / S) +
+                " is shared by more than two cells; expected a conforming, manifold mesh");
+  }
+
+  std::int32_t side_total = 0;
+  memory::copy_to_host(std::span<std::int32_t>(&side_total, 1),
+                       ArrayView<const std::int32_t>(id.data() + (n - 1), 1), arena.stream());
+
+  auto side_cells_buffer = memory::borrow_temporary<std::int32_t>(
+      pool, 2 * static_cast<std::size_t>(side_total), "Mesh.side_cells");
+  auto side_local_buffer = memory::borrow_temporary<std::int8_t>(
+      pool, 2 * static_cast<std::size_t>(side_total), "Mesh.side_local");
+  auto outer_vertex_buffer = memory::borrow_temporary<std::int8_t>(
+      pool, static_cast<std::size_t>(side_total) * SV, "Mesh.side_outer_vertex");
+  const auto side_cells = side_cells_buffer.view();
+  const auto side_local = side_local_buffer.view();
+  const auto outer_vertex = outer_vertex_buffer.view();
+  thrust::for_each_n(
+      policy, thrust::counting_iterator<std::int32_t>(0), n, [=] AFEM_HOST_DEVICE(std::int32_t i) {
+        const auto at = static_cast<std::size_t>(i);
+        const std::int32_t e = o[at];
+        const auto side = static_cast<std::size_t>(id[at] - 1);
+        const std::int32_t c = e / S;
+        const int local = e % S;
+        if (h[at] == 1) {
+          side_cells[2 * side] = c;
+          side_local[2 * side] = static_cast<std::int8_t>(local);
+          if (i + 1 == n || h[at + 1] == 1) {  // no second cell: a boundary side
+            side_cells[2 * side + 1] = -1;
+            side_local[2 * side + 1] = -1;
+            for (int j = 0; j < SV; ++j) {
+              outer_vertex[side * SV + j] = -1;
+            }
+          }
+          return;
+        }
+        side_cells[2 * side + 1] = c;
+        side_local[2 * side + 1] = static_cast<std::int8_t>(local);
+        const std::int32_t inner = o[at - 1];
+        for (int j = 0; j < SV; ++j) {
+          const std::int32_t global =
+              cells[static_cast<std::size_t>(inner / S) * V + Cell::side_vertex(inner % S, j)];
+          for (int m = 0; m < SV; ++m) {
+            const int vertex = Cell::side_vertex(local, m);
+            if (cells[static_cast<std::size_t>(c) * V + vertex] == global) {
+              outer_vertex[side * SV + j] = static_cast<std::int8_t>(vertex);
+            }
+          }
+        }
+      });
+
+  const auto on_boundary = [=] AFEM_HOST_DEVICE(std::int32_t side) {
+    return side_cells[2 * static_cast<std::size_t>(side) + 1] < 0;
+  };
+  const auto boundary_total = static_cast<std::size_t>(
+      thrust::count_if(policy, thrust::counting_iterator<std::int32_t>(0),
+                       thrust::counting_iterator<std::int32_t>(side_total), on_boundary));
+  auto boundary_buffer =
+      memory::borrow_temporary<std::int32_t>(pool, boundary_total, "Mesh.boundary_sides");
+  if (boundary_total > 0) {
+    thrust::copy_if(policy, thrust::counting_iterator<std::int32_t>(0),
+                    thrust::counting_iterator<std::int32_t>(side_total), boundary_buffer.data(),
+                    on_boundary);
+  }
+  return Topology{std::move(side_cells_buffer), std::move(side_local_buffer),
+                  std::move(outer_vertex_buffer), std::move(boundary_buffer)};
+}
+
+/// Uniform bins over the mesh's bounding box, each listing the cells whose bounding box meets it.
+struct BinBuffers {
+  Temporary<std::int32_t> offsets;
+  Temporary<std::int32_t> cells;
+};
+
+template <int Dim>
+struct BinGrid {
+  double origin[Dim];
+  double size[Dim];
+  std::int32_t counts[Dim];
+
+  AFEM_HOST_DEVICE std::int32_t clamp_index(int d, double x) const {
+    const double t = std::floor((x - origin[d]) / size[d]);
+    if (t < 0.0) {
+      return 0;
+    }
+    return t >= counts[d] ? counts[d] - 1 : static_cast<std::int32_t>(t);
+  }
+  AFEM_HOST_DEVICE std::int32_t total() const {
+    std::int32_t n = 1;
+    for (int d = 0; d < Dim; ++d) {
+      n *= counts[d];
+    }
+    return n;
+  }
+};
+
+template <CellType Type>
+BinGrid<ReferenceCell<Type>::dimension> bin_grid(std::span<const double> positions,
+                                                 std::int32_t cell_total) {
+  constexpr int dim = ReferenceCell<Type>::dimension;
+  BinGrid<dim> grid{};
+  double lower[dim];
+  double upper[dim];
+  for (int d = 0; d < dim; ++d) {
+    lower[d] = std::numeric_limits<double>::max();
+    upper[d] = std::numeric_limits<double>::lowest();
+  }
+  for (std::size_t i = 0; i < positions.size(); ++i) {
+    const int d = static_cast<int>(i % dim);
+    lower[d] = std::min(lower[d], positions[i]);
+    upper[d] = std::max(upper[d], positions[i]);
+  }
+  const double per_axis = std::ceil(std::pow(std::max(cell_total, 1), 1.0 / dim));
+  for (int d = 0; d < dim; ++d) {
+    grid.counts[d] = static_cast<std::int32_t>(std::clamp(per_axis, 1.0, 1024.0));
+    const double extent = std::max(upper[d] - lower[d], 1e-300);
+    grid.origin[d] = lower[d];
+    grid.size[d] = extent / grid.counts[d];
+  }
+  return grid;
+}
+
+template <CellType Type>
+BinBuffers build_bins(const MeshView<Type>& mesh,
+                      const BinGrid<ReferenceCell<Type>::dimension>& grid, memory::Pool& pool,
+                      memory::Arena& arena) {
+  using Cell = ReferenceCell<Type>;
+  constexpr int dim = Cell::dimension;
+  const std::int32_t cell_total = mesh.cell_count();
+  auto policy = memory::arena_policy(arena, "Mesh.bins.thrust");
+
+  // The range of bins each cell's bounding box covers, as lower and upper bin index per axis.
+  auto range = memory::borrow_temporary<std::int32_t>(
+      arena, static_cast<std::size_t>(cell_total) * 2 * dim, "Mesh.bins.range");
+  auto count = memory::borrow_temporary<std::int32_t>(
+      arena, static_cast<std::size_t>(cell_total) + 1, "Mesh.bins.count");
+  const auto r = range.view();
+  const auto cnt = count.view();
+  thrust::for_each_n(policy, thrust::counting_iterator<std::int32_t>(0), cell_total,
+                     [=] AFEM_HOST_DEVICE(std::int32_t c) {
+                       std::int32_t bins = 1;
+                       for (int d = 0; d < dim; ++d) {
+                         double lo = mesh.cell_vertex(c, 0)[d];
+                         double hi = lo;
+                         for (int v = 1; v < Cell::vertex_count; ++v) {
+                           const double x = mesh.cell_vertex(c, v)[d];
+                           lo = x < lo ? x : lo;
+                           hi = x > hi ? x : hi;
+                         }
+                         const std::int32_t a = grid.clamp_index(d, lo);
+                         const std::int32_t b = grid.clamp_index(d, hi);
+                         r[static_cast<std::size_t>(c) * 2 * dim + 2 * d] = a;
+                         r[static_cast<std::size_t>(c) * 2 * dim + 2 * d + 1] = b;
+                         bins *= b - a + 1;
+                       }
+                       cnt[static_cast<std::size_t>(c)] = bins;
+                     });
+  thrust::fill_n(policy, cnt.begin() + cell_total, 1, 0);
+  thrust::exclusive_scan(policy, cnt.begin(), cnt.end(), cnt.begin());
+  std::int32_t pair_total = 0;
+  memory::copy_to_host(std::span<std::int32_t>(&pair_total, 1),
+                       ArrayView<const std::int32_t>(cnt.data() + cell_total, 1), arena.stream());
+
+  auto bin_of_pair = memory::borrow_temporary<std::int32_t>(
+      arena, static_cast<std::size_t>(pair_total), "Mesh.bins.keys");
+  auto bin_cells = memory::borrow_temporary<std::int32_t>(
+      pool, static_cast<std::size_t>(pair_total), "Mesh.bin_cells");
+  auto bin_offsets = memory::borrow_temporary<std::int32_t>(
+      pool, static_cast<std::size_t>(grid.total()) + 1, "Mesh.bin_offsets");
+  const auto keys = bin_of_pair.view();
+  const auto values = bin_cells.view();
+  thrust::for_each_n(policy, thrust::counting_iterator<std::int32_t>(0), cell_total,
+                     [=] AFEM_HOST_DEVICE(std::int32_t c) {
+                       const std::int32_t* box = r.data() + static_cast<std::size_t>(c) * 2 * dim;
+                       std::int32_t out = cnt[static_cast<std::size_t>(c)];
+                       std::int32_t index[3] = {box[0], dim > 1 ? box[2] : 0, dim > 2 ? box[4] : 0};
+                       while (true) {
+                         std::int32_t bin = 0;
+                         for (int d = dim - 1; d >= 0; --d) {
+                           bin = bin * grid.counts[d] + index[d];
+                         }
+                         keys[static_cast<std::size_t>(out)] = bin;
+                         values[static_cast<std::size_t>(out)] = c;
+                         ++out;
+                         int d = 0;
+                         for (; d < dim; ++d) {  // odometer over the bin range
+                           if (index[d] < box[2 * d + 1]) {
+                             ++index[d];
+                             break;
+                           }
+                           index[d] = box[2 * d];
+                         }
+                         if (d == dim) {
+                           break;
+                         }
+                       }
+                     });
+  thrust::stable_sort_by_key(policy, keys.begin(), keys.end(), values.begin());
+  thrust::lower_bound(policy, keys.begin(), keys.end(), thrust::counting_iterator<std::int32_t>(0),
+                      thrust::counting_iterator<std::int32_t>(grid.total() + 1),
+                      bin_offsets.data());
+  return BinBuffers{std::move(bin_offsets), std::move(bin_cells)};
+}
+
+/// Reference coordinates of `x` in `cell` (closed form on simplices, Newton on multilinear cells);
+/// true when the point lies in the cell (within a small tolerance).
+template <CellType Type>
+AFEM_HOST_DEVICE bool locate(const MeshView<Type>& mesh, std::int32_t cell,
+                             const typename MeshView<Type>::Point& x,
+                             typename MeshView<Type>::Coords& xi) {
+  using Cell = ReferenceCell<Type>;
+  constexpr int dim = Cell::dimension;
+  constexpr double tolerance = 1e-10;
+  if constexpr (Cell::simplex) {
+    xi = mesh.cell_jacobian(cell, MeshView<Type>::Coords::Zero()).inverse() *
+         (x - mesh.cell_vertex(cell, 0));
+    double sum = 0.0;
+    for (int d = 0; d < dim; ++d) {
+      if (xi[d] < -tolerance) {
+        return false;
+      }
+      sum += xi[d];
+    }
+    return sum <= 1.0 + tolerance;
+  } else {
+    xi.setConstant(0.5);
+    for (int iteration = 0; iteration < 30; ++iteration) {
+      const auto residual = (mesh.cell_position(cell, xi) - x).eval();
+      const auto step = (mesh.cell_jacobian(cell, xi).inverse() * residual).eval();
+      xi -= step;
+      if (step.norm() < 1e-14) {
+        break;
+      }
+    }
+    for (int d = 0; d < dim; ++d) {
+      if (!(xi[d] >= -tolerance && xi[d] <= 1.0 + tolerance)) {
+        return false;
+      }
+    }
+    return true;
+  }
+}
+
+}  // namespace detail
+
+template <CellType Type>
+Mesh<Type>::Mesh(const MeshData& data, memory::Pool& pool, memory::Arena& scratch) : pool_(&pool) {
+  AFEM_EXPECTS(data.cell_type == Type, "Mesh<" + std::string(name(Type)) + ">: the data holds " +
+                                           std::string(name(data.cell_type)) + " cells");
+  AFEM_EXPECTS(data.positions.size() % dimension == 0,
+               "Mesh: " + std::to_string(data.positions.size()) +
+                   " position values is not a multiple of the dimension " +
+                   std::to_string(dimension));
+  AFEM_EXPECTS(data.cells.size() % Cell::vertex_count == 0,
+               "Mesh: " + std::to_string(data.cells.size()) +
+                   " connectivity entries is not a multiple of " +
+                   std::to_string(Cell::vertex_count));
+  AFEM_EXPECTS(!data.cells.empty(), "Mesh: no cells; expected at least one");
+  AFEM_EXPECTS(
+      data.cell_tags.empty() || data.cell_tags.size() == data.cells.size() / Cell::vertex_count,
+      "Mesh: " + std::to_string(data.cell_tags.size()) + " cell tags for " +
+          std::to_string(data.cells.size() / Cell::vertex_count) + " cells");
+  detail::validate_cells<Type>(data.positions, data.cells, "Mesh");
+  vertex_count_ = static_cast<std::int32_t>(data.positions.size() / dimension);
+  cell_count_ = static_cast<std::int32_t>(data.cells.size() / Cell::vertex_count);
+
+  const memory::Stream& stream = pool.stream();
+  auto positions = memory::borrow_temporary<double>(pool, data.positions.size(), "Mesh.positions");
+  auto cells = memory::borrow_temporary<std::int32_t>(pool, data.cells.size(), "Mesh.cells");
+  auto tags = memory::borrow_temporary<std::int32_t>(pool, static_cast<std::size_t>(cell_count_),
+                                                     "Mesh.cell_tags");
+  memory::copy_to_device(positions.view(), std::span<const double>(data.positions), stream);
+  memory::copy_to_device(cells.view(), std::span<const std::int32_t>(data.cells), stream);
+  const std::vector<std::int32_t> zeros(
+      data.cell_tags.empty() ? static_cast<std::size_t>(cell_count_) : 0, 0);
+  memory::copy_to_device(
+      tags.view(), std::span<const std::int32_t>(data.cell_tags.empty() ? zeros : data.cell_tags),
+      stream);
+  memory::replace_owned(positions_, std::move(positions));
+  memory::replace_owned(cells_, std::move(cells));
+  memory::replace_owned(cell_tags_, std::move(tags));
+  rebuild_topology(scratch);
+  const auto grid = detail::bin_grid<Type>(data.positions, cell_count_);
+  auto bins = detail::build_bins<Type>(view(), grid, pool, scratch);
+  memory::replace_owned(bin_offsets_, std::move(bins.offsets));
+  memory::replace_owned(bin_cells_, std::move(bins.cells));
+  for (int d = 0; d < dimension; ++d) {
+    bins_.origin[d] = grid.origin[d];
+    bins_.size[d] = grid.size[d];
+    bins_.counts[d] = grid.counts[d];
+  }
+}
+
+template <CellType Type>
+typename Mesh<Type>::View Mesh<Type>::view() const {
+  View result;
+  result.positions = positions_.view();
+  result.cells = cells_.view();
+  result.side_cells = side_cells_.view();
+  result.side_local = side_local_.view();
+  result.side_outer_vertex = side_outer_vertex_.view();
+  result.boundary_sides = boundary_sides_.view();
+  return result;
+}
+
+template <CellType Type>
+void Mesh<Type>::rebuild_topology(memory::Arena& scratch) {
+  auto topology = detail::build_topology<Type>(cells_.view(), *pool_, scratch);
+  memory::replace_owned(side_cells_, std::move(topology.side_cells));
+  memory::replace_owned(side_local_, std::move(topology.side_local));
+  memory::replace_owned(side_outer_vertex_, std::move(topology.side_outer_vertex));
+  memory::replace_owned(boundary_sides_, std::move(topology.boundary_sides));
+}
+
+template <CellType Type>
+void Mesh<Type>::set_positions(std::span<const double> positions, memory::Arena& scratch) {
+  AFEM_EXPECTS(positions.size() == positions_.size(),
+               "Mesh::set_positions: " + std::to_string(positions.size()) + " values for " +
+                   std::to_string(vertex_count_) + " vertices of dimension " +
+                   std::to_string(dimension));
+  std::vector<std::int32_t> cells(cells_.size());
+  memory::copy_to_host(std::span<std::int32_t>(cells),
+                       memory::ArrayView<const std::int32_t>(cells_.view()), pool_->stream());
+  detail::validate_cells<Type>(positions, cells, "Mesh::set_positions");
+  auto fresh = memory::borrow_temporary<double>(*pool_, positions.size(), "Mesh.positions");
+  memory::copy_to_device(fresh.view(), positions, pool_->stream());
+  View next = view();
+  next.positions = fresh.view();
+  const auto grid = detail::bin_grid<Type>(positions, cell_count_);
+  auto bins = detail::build_bins<Type>(next, grid, *pool_, scratch);
+  memory::replace_owned(positions_, std::move(fresh));
+  memory::replace_owned(bin_offsets_, std::move(bins.offsets));
+  memory::replace_owned(bin_cells_, std::move(bins.cells));
+  for (int d = 0; d < dimension; ++d) {
+    bins_.origin[d] = grid.origin[d];
+    bins_.size[d] = grid.size[d];
+    bins_.counts[d] = grid.counts[d];
+  }
+}
+
+template <CellType Type>
+void Mesh<Type>::lookup(memory::ArrayView<const double> points, const LookupResult& result,
+                        memory::Arena& scratch) const {
+  const auto count = points.size() / dimension;
+  AFEM_EXPECTS(points.size() % dimension == 0 && result.cells.size() == count &&
+                   result.coords.size() == points.size(),
+               "Mesh::lookup: " + std::to_string(points.size()) + " point values, " +
+                   std::to_string(result.cells.size()) + " cell slots and " +
+                   std::to_string(result.coords.size()) + " coordinate slots do not match");
+  detail::BinGrid<dimension> grid{};
+  for (int d = 0; d < dimension; ++d) {
+    grid.origin[d] = bins_.origin[d];
+    grid.size[d] = bins_.size[d];
+    grid.counts[d] = bins_.counts[d];
+  }
+  const View mesh = view();
+  const auto offsets = bin_offsets_.view();
+  const auto candidates = bin_cells_.view();
+  const auto out_cells = result.cells;
+  const auto out_coords = result.coords;
+  thrust::for_each_n(memory::arena_policy(scratch, "Mesh.lookup.thrust"),
+                     thrust::counting_iterator<std::int32_t>(0), static_cast<std::int32_t>(count),
+                     [=] AFEM_HOST_DEVICE(std::int32_t p) {
+                       typename View::Point x;
+                       std::int32_t bin = 0;
+                       bool inside_box = true;
+                       for (int d = dimension - 1; d >= 0; --d) {
+                         x[d] = points[static_cast<std::size_t>(p) * dimension + d];
+                         const double t = (x[d] - grid.origin[d]) / grid.size[d];
+                         inside_box = inside_box && t >= -1e-9 && t <= grid.counts[d] + 1e-9;
+                         bin = bin * grid.counts[d] + grid.clamp_index(d, x[d]);
+                       }
+                       std::int32_t found = -1;
+                       typename View::Coords xi = View::Coords::Zero();
+                       if (inside_box) {
+                         for (std::int32_t i = offsets[static_cast<std::size_t>(bin)];
+                              i < offsets[static_cast<std::size_t>(bin) + 1] && found < 0; ++i) {
+                           const std::int32_t cell = candidates[static_cast<std::size_t>(i)];
+                           if (detail::locate<Type>(mesh, cell, x, xi)) {
+                             found = cell;
+                           }
+                         }
+                       }
+                       out_cells[static_cast<std::size_t>(p)] = found;
+                       for (int d = 0; d < dimension; ++d) {
+                         out_coords[static_cast<std::size_t>(p) * dimension + d] =
+                             found >= 0 ? xi[d] : 0.0;
+                       }
+                     });
+}
+
+template <CellType Type>
+MeshData Mesh<Type>::to_mesh_data() const {
+  MeshData data;
+  data.cell_type = Type;
+  data.positions.resize(positions_.size());
+  data.cells.resize(cells_.size());
+  data.cell_tags.resize(cell_tags_.size());
+  memory::copy_to_host(std::span<double>(data.positions),
+                       memory::ArrayView<const double>(positions_.view()), pool_->stream());
+  memory::copy_to_host(std::span<std::int32_t>(data.cells),
+                       memory::ArrayView<const std::int32_t>(cells_.view()), pool_->stream());
+  memory::copy_to_host(std::span<std::int32_t>(data.cell_tags),
+                       memory::ArrayView<const std::int32_t>(cell_tags_.view()), pool_->stream());
+  return data;
+}
+
+template class Mesh<CellType::triangle>;
+template class Mesh<CellType::quadrilateral>;
+template class Mesh<CellType::tetrahedron>;
+template class Mesh<CellType::hexahedron>;
+
+}  // namespace afem::geometry

@@ -1,0 +1,350 @@
+// Backend-generic: compiled by g++ on the OpenMP backend and by nvcc on the CUDA backend.
+#include <gtest/gtest.h>
+
+#include <thrust/for_each.h>
+#include <thrust/iterator/counting_iterator.h>
+
+#include <array>
+#include <cmath>
+#include <cstdint>
+#include <random>
+#include <span>
+#include <type_traits>
+#include <vector>
+
+#include "geometry/box_mesh.hpp"
+#include "geometry/mesh.hpp"
+#include "memory/copy.hpp"
+#include "memory/thrust_allocator.hpp"
+#include "support/backend.hpp"
+
+namespace afem::geometry {
+namespace {
+
+using memory::ArrayView;
+
+/// Runs `f(view, index, out)` for one index on the backend, `width` outputs per index.
+template <class View, class F>
+struct EvaluateKernel {
+  View view;
+  F f;
+  double* out;
+  int width;
+  AFEM_HOST_DEVICE void operator()(std::int32_t i) const {
+    f(view, i, out + static_cast<std::size_t>(i) * width);
+  }
+};
+
+/// Evaluates `f` for indices [0, count) of `mesh` on the backend and returns the outputs on the
+/// host.
+template <class MeshType, class F>
+std::vector<double> evaluate(const MeshType& mesh, memory::Arena& arena, std::int32_t count,
+                             int width, F f) {
+  auto out =
+      memory::borrow_temporary<double>(arena, static_cast<std::size_t>(count) * width, "test.out");
+  using View = typename MeshType::View;
+  thrust::for_each_n(memory::arena_policy(arena), thrust::counting_iterator<std::int32_t>(0), count,
+                     EvaluateKernel<View, F>{mesh.view(), f, out.data(), width});
+  std::vector<double> host(out.size());
+  memory::copy_to_host(std::span<double>(host), ArrayView<const double>(out.view()),
+                       arena.stream());
+  return host;
+}
+
+struct CellMeasure {
+  template <class View>
+  AFEM_HOST_DEVICE void operator()(const View& view, std::int32_t c, double* out) const {
+    out[0] = view.cell_measure(c);
+  }
+};
+
+/// Per side: outer cell (-1 on the boundary); normal . (outer centroid, or the side point, minus
+/// the inner centroid); distance between the side point seen from the inner and the outer cell.
+struct SideCheck {
+  template <class View>
+  AFEM_HOST_DEVICE static typename View::Point centroid(const View& view, std::int32_t c) {
+    typename View::Point sum = View::Point::Zero();
+    for (int v = 0; v < View::Cell::vertex_count; ++v) {
+      sum += view.cell_vertex(c, v);
+    }
+    return sum / static_cast<double>(View::Cell::vertex_count);
+  }
+  template <class View>
+  AFEM_HOST_DEVICE void operator()(const View& view, std::int32_t s, double* out) const {
+    typename View::SideCoords point;
+    for (int d = 0; d < View::dimension - 1; ++d) {
+      point[d] = 0.2 + 0.1 * d;
+    }
+    const std::int32_t inner = view.side_inner_cell(s);
+    const std::int32_t outer = view.side_outer_cell(s);
+    const typename View::Point x = view.cell_position(inner, view.side_inner_coords(s, point));
+    const typename View::Point target = outer >= 0 ? centroid(view, outer) : x;
+    out[0] = outer;
+    out[1] = view.side_normal(s).dot(target - centroid(view, inner));
+    out[2] =
+        outer >= 0 ? (view.cell_position(outer, view.side_outer_coords(s, point)) - x).norm() : 0.0;
+  }
+};
+
+template <CellType Type>
+struct Shape {
+  static constexpr CellType type = Type;
+};
+
+template <class S>
+class MeshTest : public ::testing::Test {
+protected:
+  static constexpr CellType type = S::type;
+  static constexpr int dim = dimension(type);
+  using MeshType = Mesh<type>;
+  using View = typename MeshType::View;
+
+  void SetUp() override {
+    if (!test::device_available()) {
+      GTEST_SKIP() << "no device for this build's backend";
+    }
+    pool_ = std::make_unique<memory::Pool>(test::device_upstream(),
+                                           memory::PoolOptions{.name = "mesh"});
+    arena_ = std::make_unique<memory::Arena>(*pool_, memory::ArenaOptions{"step", 1 << 20, 0});
+  }
+  void TearDown() override {
+    arena_.reset();
+    pool_.reset();
+  }
+
+  static constexpr std::array<std::int32_t, 3> resolution = {4, 3, 2};
+  static constexpr std::array<double, 3> lower = {-1.0, 0.5, 2.0};
+  static constexpr std::array<double, 3> upper = {1.0, 2.0, 3.5};
+
+  MeshType make() const {
+    return MeshType(box_mesh(type, resolution, lower, upper), *pool_, *arena_);
+  }
+
+  double box_measure() const {
+    double measure = 1.0;
+    for (int d = 0; d < dim; ++d) {
+      measure *= upper[static_cast<std::size_t>(d)] - lower[static_cast<std::size_t>(d)];
+    }
+    return measure;
+  }
+
+  std::unique_ptr<memory::Pool> pool_;
+  std::unique_ptr<memory::Arena> arena_;
+};
+
+using Shapes = ::testing::Types<Shape<CellType::triangle>, Shape<CellType::quadrilateral>,
+                                Shape<CellType::tetrahedron>, Shape<CellType::hexahedron>>;
+TYPED_TEST_SUITE(MeshTest, Shapes);
+
+TYPED_TEST(MeshTest, CountsMatchClosedForms) {
+  const auto mesh = this->make();
+  const std::int64_t nx = 4;
+  const std::int64_t ny = 3;
+  const std::int64_t nz = 2;
+  std::int64_t sides = 0;
+  std::int64_t boundary = 0;
+  std::int64_t vertices = 0;
+  switch (TestFixture::type) {
+    case CellType::quadrilateral:
+      vertices = (nx + 1) * (ny + 1);
+      sides = nx * (ny + 1) + ny * (nx + 1);
+      boundary = 2 * (nx + ny);
+      break;
+    case CellType::triangle:  // Euler on a disk: V - E + F = 1
+      vertices = (nx + 1) * (ny + 1);
+      sides = vertices + 2 * nx * ny - 1;
+      boundary = 2 * (nx + ny);
+      break;
+    case CellType::hexahedron:
+      vertices = (nx + 1) * (ny + 1) * (nz + 1);
+      sides = (nx + 1) * ny * nz + nx * (ny + 1) * nz + nx * ny * (nz + 1);
+      boundary = 2 * (nx * ny + ny * nz + nx * nz);
+      break;
+    case CellType::tetrahedron:  // 4 faces per tet: interior ones counted twice
+      vertices = (nx + 1) * (ny + 1) * (nz + 1);
+      boundary = 4 * (nx * ny + ny * nz + nx * nz);
+      sides = (4 * 6 * nx * ny * nz + boundary) / 2;
+      break;
+  }
+  EXPECT_EQ(mesh.vertex_count(), vertices);
+  EXPECT_EQ(mesh.side_count(), sides);
+  EXPECT_EQ(mesh.boundary_side_count(), boundary);
+}
+
+TYPED_TEST(MeshTest, CellMeasuresSumToTheBoxMeasure) {
+  const auto mesh = this->make();
+  const auto measures = evaluate(mesh, *this->arena_, mesh.cell_count(), 1, CellMeasure{});
+  double total = 0.0;
+  for (const double m : measures) {
+    EXPECT_GT(m, 0.0);
+    total += m;
+  }
+  EXPECT_NEAR(total, this->box_measure(), 1e-12 * this->box_measure());
+}
+
+TYPED_TEST(MeshTest, SidesHaveOneOrTwoCellsAndOutwardNormals) {
+  const auto mesh = this->make();
+  const auto values = evaluate(mesh, *this->arena_, mesh.side_count(), 3, SideCheck{});
+  std::int32_t boundary = 0;
+  for (std::int32_t s = 0; s < mesh.side_count(); ++s) {
+    const auto at = static_cast<std::size_t>(s) * 3;
+    boundary += values[at] < 0 ? 1 : 0;
+    EXPECT_GT(values[at + 1], 0.0) << "side " << s << " normal points inward";
+    EXPECT_LT(values[at + 2], 1e-12) << "side " << s << " maps to different points in its cells";
+  }
+  EXPECT_EQ(boundary, mesh.boundary_side_count());
+}
+
+TYPED_TEST(MeshTest, LookupFindsTheCellThatMapsBackToThePoint) {
+  const auto mesh = this->make();
+  constexpr std::size_t count = 2000;
+  std::mt19937 random(11);
+  std::vector<double> host(count * TestFixture::dim);
+  for (std::size_t p = 0; p < count; ++p) {
+    for (int d = 0; d < TestFixture::dim; ++d) {
+      const auto axis = static_cast<std::size_t>(d);
+      std::uniform_real_distribution<double> u(this->lower[axis] - 0.1, this->upper[axis] + 0.1);
+      host[p * TestFixture::dim + static_cast<std::size_t>(d)] = u(random);
+    }
+  }
+  auto points = memory::borrow_temporary<double>(*this->arena_, host.size(), "test.points");
+  auto cells = memory::borrow_temporary<std::int32_t>(*this->arena_, count, "test.cells");
+  auto coords = memory::borrow_temporary<double>(*this->arena_, host.size(), "test.coords");
+  memory::copy_to_device(points.view(), std::span<const double>(host), this->arena_->stream());
+  mesh.lookup(points.view(), LookupResult{cells.view(), coords.view()}, *this->arena_);
+  std::vector<std::int32_t> found(count);
+  std::vector<double> xi(host.size());
+  memory::copy_to_host(std::span<std::int32_t>(found), ArrayView<const std::int32_t>(cells.view()),
+                       this->arena_->stream());
+  memory::copy_to_host(std::span<double>(xi), ArrayView<const double>(coords.view()),
+                       this->arena_->stream());
+
+  const MeshData data = mesh.to_mesh_data();
+  auto back = std::vector<double>(host.size());
+  MeshView<TestFixture::type> host_view;  // evaluate the map on the host copy
+  host_view.positions = ArrayView<const double>(data.positions.data(), data.positions.size());
+  host_view.cells = ArrayView<const std::int32_t>(data.cells.data(), data.cells.size());
+  std::size_t inside = 0;
+  for (std::size_t p = 0; p < count; ++p) {
+    bool in_box = true;
+    for (int d = 0; d < TestFixture::dim; ++d) {
+      const auto axis = static_cast<std::size_t>(d);
+      const double x = host[p * TestFixture::dim + axis];
+      in_box = in_box && x > this->lower[axis] + 1e-9 && x < this->upper[axis] - 1e-9;
+    }
+    if (!in_box) {
+      EXPECT_EQ(found[p], -1) << "point " << p << " outside the box found cell " << found[p];
+      continue;
+    }
+    ++inside;
+    ASSERT_GE(found[p], 0) << "point " << p << " inside the box found no cell";
+    typename MeshView<TestFixture::type>::Coords reference;
+    for (int d = 0; d < TestFixture::dim; ++d) {
+      reference[d] = xi[p * TestFixture::dim + static_cast<std::size_t>(d)];
+    }
+    const auto mapped = host_view.cell_position(found[p], reference);
+    for (int d = 0; d < TestFixture::dim; ++d) {
+      EXPECT_NEAR(mapped[d], host[p * TestFixture::dim + static_cast<std::size_t>(d)], 1e-9);
+    }
+  }
+  EXPECT_GT(inside, count / 2);
+}
+
+TYPED_TEST(MeshTest, TopologyRebuildsKeepOneLiveCopyOfEachBuffer) {
+  auto mesh = this->make();
+  const std::size_t live_after_build = this->pool_->stats().live_bytes;
+  mesh.rebuild_topology(*this->arena_);  // the first rebuild holds old and new buffers at once
+  const memory::PoolStats first = this->pool_->stats();
+  EXPECT_EQ(first.live_bytes, live_after_build);
+  for (int i = 0; i < 5; ++i) {
+    mesh.rebuild_topology(*this->arena_);
+  }
+  const memory::PoolStats after = this->pool_->stats();
+  EXPECT_EQ(after.live_bytes, first.live_bytes);
+  EXPECT_EQ(after.upstream_allocations, first.upstream_allocations)
+      << "rebuilds after the first take nothing from upstream";
+  const auto ledger = this->pool_->ledger();
+  for (const char* label :
+       {"Mesh.side_cells", "Mesh.side_local", "Mesh.boundary_sides", "Mesh.positions"}) {
+    ASSERT_NE(ledger.find(label), nullptr) << label;
+    EXPECT_EQ(ledger.find(label)->live_count, 1U) << label;
+  }
+  EXPECT_EQ(this->arena_->stats().live_handles, 0U) << "topology scratch all given back";
+}
+
+TYPED_TEST(MeshTest, InvalidCellsAreNamedAndNothingIsBuilt) {
+  const MeshData good = box_mesh(TestFixture::type, this->resolution, this->lower, this->upper);
+  const memory::PoolStats before = this->pool_->stats();
+
+  MeshData out_of_range = good;
+  out_of_range.cells[static_cast<std::size_t>(vertex_count(TestFixture::type)) * 2 + 1] = 100000;
+  try {
+    typename TestFixture::MeshType mesh(out_of_range, *this->pool_, *this->arena_);
+    FAIL() << "accepted an out-of-range vertex";
+  } catch (const Error& error) {
+    EXPECT_NE(std::string(error.what()).find("cell 2 vertex 1 is 100000"), std::string::npos)
+        << error.what();
+  }
+
+  MeshData inverted = good;
+  auto first = inverted.cells.begin() + vertex_count(TestFixture::type) * 3;
+  if (dimension(TestFixture::type) == 2) {
+    std::swap(first[0], first[1]);
+  } else if (TestFixture::type == CellType::tetrahedron) {
+    std::swap(first[1], first[2]);
+  } else {  // a hexahedron upside down
+    std::swap_ranges(first, first + 4, first + 4);
+  }
+  try {
+    typename TestFixture::MeshType mesh(inverted, *this->pool_, *this->arena_);
+    FAIL() << "accepted an inverted cell";
+  } catch (const Error& error) {
+    EXPECT_NE(std::string(error.what()).find("cell 3 is inverted"), std::string::npos)
+        << error.what();
+  }
+
+  MeshData degenerate = good;
+  for (int v = 0; v < vertex_count(TestFixture::type); ++v) {  // collapse cell 0 onto one point
+    const auto vertex = static_cast<std::size_t>(degenerate.cells[static_cast<std::size_t>(v)]);
+    for (int d = 0; d < dimension(TestFixture::type); ++d) {
+      degenerate.positions[vertex * static_cast<std::size_t>(dimension(TestFixture::type)) +
+                           static_cast<std::size_t>(d)] = 0.25;
+    }
+  }
+  EXPECT_THROW(typename TestFixture::MeshType(degenerate, *this->pool_, *this->arena_), Error);
+  EXPECT_EQ(this->pool_->stats().live_bytes, before.live_bytes) << "nothing half-built";
+}
+
+TYPED_TEST(MeshTest, MovedVerticesAreValidatedAndFollowedByLookup) {
+  auto mesh = this->make();
+  MeshData data = mesh.to_mesh_data();
+  std::vector<double> shifted = data.positions;
+  for (std::size_t i = 0; i < shifted.size(); ++i) {
+    shifted[i] += i % TestFixture::dim == 0 ? 10.0 : 0.0;  // move everything by +10 along x
+  }
+  mesh.set_positions(shifted, *this->arena_);
+  std::vector<double> point(TestFixture::dim, 0.0);
+  point[0] = 10.0 + 0.3;
+  point[1] = 1.1;
+  if (TestFixture::dim == 3) {
+    point[2] = 2.7;
+  }
+  auto points = memory::borrow_temporary<double>(*this->arena_, point.size(), "test.point");
+  auto cell = memory::borrow_temporary<std::int32_t>(*this->arena_, 1, "test.cell");
+  auto coords = memory::borrow_temporary<double>(*this->arena_, point.size(), "test.coords");
+  memory::copy_to_device(points.view(), std::span<const double>(point), this->arena_->stream());
+  mesh.lookup(points.view(), LookupResult{cell.view(), coords.view()}, *this->arena_);
+  std::int32_t found = -1;
+  memory::copy_to_host(std::span<std::int32_t>(&found, 1),
+                       ArrayView<const std::int32_t>(cell.view()), this->arena_->stream());
+  EXPECT_GE(found, 0);
+
+  std::vector<double> folded = shifted;
+  folded[0] = 1e6;  // drags vertex 0 far away: its cells fold over
+  EXPECT_THROW(mesh.set_positions(folded, *this->arena_), Error);
+  EXPECT_EQ(mesh.to_mesh_data().positions, shifted) << "unchanged after the error";
+  EXPECT_THROW(mesh.set_positions(std::span<const double>(shifted).first(3), *this->arena_), Error);
+}
+
+}  // namespace
+}  // namespace afem::geometry

@@ -1,0 +1,219 @@
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <filesystem>
+#include <fstream>
+#include <limits>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "geometry/box_mesh.hpp"
+#include "geometry/vtu.hpp"
+#include "memory/error.hpp"
+
+namespace afem::geometry {
+namespace {
+
+/// A file in the temporary directory, named after the test and the process, removed at the end.
+class TempFile {
+public:
+  explicit TempFile(const std::string& stem)
+      : path_(std::filesystem::temp_directory_path() /
+              ("arenafem_" + stem + "_" + std::to_string(::getpid()) + ".vtu")) {}
+  TempFile(const TempFile&) = delete;
+  TempFile& operator=(const TempFile&) = delete;
+  TempFile(TempFile&&) = delete;
+  TempFile& operator=(TempFile&&) = delete;
+  ~TempFile() {
+    std::error_code ignored;
+    std::filesystem::remove(path_, ignored);
+  }
+  [[nodiscard]] const std::filesystem::path& path() const { return path_; }
+
+private:
+  std::filesystem::path path_;
+};
+
+std::string read_all(const std::filesystem::path& file) {
+  std::ifstream in(file);
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+/// The opening tag of the DataArray whose Name attribute is `name` (empty when there is none).
+std::string data_array_tag(const std::string& xml, const std::string& name) {
+  const std::size_t at = xml.find("Name=\"" + name + "\"");
+  if (at == std::string::npos) {
+    return "";
+  }
+  const std::size_t begin = xml.rfind("<DataArray", at);
+  return xml.substr(begin, xml.find('>', at) + 1 - begin);
+}
+
+/// The whitespace-separated values of the DataArray that `tag_start` points into.
+std::vector<std::string> values_after(const std::string& xml, std::size_t tag_start) {
+  const std::size_t begin = xml.find('>', tag_start) + 1;
+  const std::size_t end = xml.find("</DataArray>", begin);
+  std::istringstream in(xml.substr(begin, end - begin));
+  std::vector<std::string> values;
+  for (std::string value; in >> value;) {
+    values.push_back(value);
+  }
+  return values;
+}
+
+/// The values of the DataArray named `name`.
+std::vector<std::string> data_array_values(const std::string& xml, const std::string& name) {
+  const std::size_t at = xml.find("Name=\"" + name + "\"");
+  if (at == std::string::npos) {
+    return {};
+  }
+  return values_after(xml, at);
+}
+
+std::vector<std::string> words(const std::string& text) {
+  std::istringstream in(text);
+  std::vector<std::string> values;
+  for (std::string value; in >> value;) {
+    values.push_back(value);
+  }
+  return values;
+}
+
+std::size_t occurrences(const std::string& text, const std::string& part) {
+  std::size_t count = 0;
+  for (std::size_t at = text.find(part); at != std::string::npos; at = text.find(part, at + 1)) {
+    ++count;
+  }
+  return count;
+}
+
+TEST(WriteVtu, WritesAQuadMeshWithPointAndCellData) {
+  MeshData mesh = box_mesh(CellType::quadrilateral, {2, 1, 0}, {0, 0, 0}, {2, 1, 0});
+  mesh.cell_tags = {4, -1};
+  const VtuArray velocity{"velocity", 2, {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11.5}};
+  const VtuArray pressure{"pressure", 1, {0.25, -1e-300}};
+  const TempFile file("quads");
+  write_vtu(file.path(), mesh, {velocity}, {pressure});
+  const std::string xml = read_all(file.path());
+
+  EXPECT_EQ(xml.rfind("<?xml version=\"1.0\"?>", 0), 0U) << xml;
+  EXPECT_NE(xml.find(R"(<VTKFile type="UnstructuredGrid" version="0.1")"), std::string::npos);
+  EXPECT_NE(xml.find(R"(<Piece NumberOfPoints="6" NumberOfCells="2">)"), std::string::npos);
+  EXPECT_EQ(occurrences(xml, "<DataArray"), occurrences(xml, "</DataArray>"));
+  for (const char* element :
+       {"VTKFile", "UnstructuredGrid", "Piece", "PointData", "CellData", "Points", "Cells"}) {
+    EXPECT_EQ(occurrences(xml, std::string("<") + element + ">") +
+                  occurrences(xml, std::string("<") + element + " "),
+              1U)
+        << element;
+    EXPECT_EQ(occurrences(xml, std::string("</") + element + ">"), 1U) << element;
+  }
+
+  EXPECT_EQ(data_array_values(xml, "connectivity"), words("0 1 4 3 1 2 5 4"));
+  EXPECT_EQ(data_array_values(xml, "offsets"), words("4 8"));
+  EXPECT_EQ(data_array_values(xml, "types"), words("9 9"));
+  EXPECT_EQ(data_array_values(xml, "cell_tag"), words("4 -1"));
+  EXPECT_NE(data_array_tag(xml, "cell_tag").find(R"(type="Int32")"), std::string::npos);
+  EXPECT_NE(data_array_tag(xml, "velocity").find(R"(NumberOfComponents="2")"), std::string::npos);
+  EXPECT_EQ(data_array_values(xml, "velocity"), words("0 1 2 3 4 5 6 7 8 9 10 11.5"));
+  EXPECT_NE(data_array_tag(xml, "pressure").find(R"(NumberOfComponents="1")"), std::string::npos);
+  EXPECT_EQ(data_array_values(xml, "pressure"), words("0.25 -1e-300"));
+  // Point data inside <PointData>, cell data inside <CellData>.
+  EXPECT_LT(xml.find("<PointData>"), xml.find("Name=\"velocity\""));
+  EXPECT_LT(xml.find("Name=\"velocity\""), xml.find("</PointData>"));
+  EXPECT_LT(xml.find("<CellData>"), xml.find("Name=\"pressure\""));
+  EXPECT_LT(xml.find("Name=\"pressure\""), xml.find("</CellData>"));
+
+  // Points: 3 components, z = 0 in 2D.
+  const std::size_t points = xml.find("<Points>");
+  ASSERT_NE(points, std::string::npos);
+  const std::size_t points_array = xml.find("<DataArray", points);
+  EXPECT_NE(xml.substr(points_array, 80).find(R"(NumberOfComponents="3")"), std::string::npos);
+  EXPECT_EQ(values_after(xml, points_array), words("0 0 0 1 0 0 2 0 0 0 1 0 1 1 0 2 1 0"));
+}
+
+TEST(WriteVtu, WritesEachCellTypesVtkNumber) {
+  const std::vector<std::pair<CellType, std::string>> cases = {{CellType::triangle, "5"},
+                                                               {CellType::quadrilateral, "9"},
+                                                               {CellType::tetrahedron, "10"},
+                                                               {CellType::hexahedron, "12"}};
+  for (const auto& [type, vtk_type] : cases) {
+    SCOPED_TRACE(std::string(name(type)));
+    const MeshData mesh = box_mesh(type, {1, 1, 1}, {0, 0, 0}, {1, 2, 3});
+    const TempFile file("types_" + std::string(name(type)));
+    write_vtu(file.path(), mesh);
+    const std::string xml = read_all(file.path());
+    const auto cells = static_cast<std::size_t>(mesh.cell_total());
+    EXPECT_NE(xml.find("NumberOfPoints=\"" + std::to_string(mesh.vertex_total()) +
+                       "\" NumberOfCells=\"" + std::to_string(cells) + "\""),
+              std::string::npos);
+    EXPECT_EQ(data_array_values(xml, "types"), std::vector<std::string>(cells, vtk_type));
+    std::vector<std::string> connectivity;
+    for (const std::int32_t v : mesh.cells) {
+      connectivity.push_back(std::to_string(v));
+    }
+    EXPECT_EQ(data_array_values(xml, "connectivity"), connectivity);
+    const std::vector<std::string> offsets = data_array_values(xml, "offsets");
+    ASSERT_EQ(offsets.size(), cells);
+    EXPECT_EQ(offsets.back(), std::to_string(mesh.cells.size()));
+    EXPECT_EQ(data_array_values(xml, "cell_tag"), std::vector<std::string>(cells, "0"));
+  }
+}
+
+std::string write_error(const std::filesystem::path& file, const MeshData& mesh,
+                        const std::vector<VtuArray>& point_data,
+                        const std::vector<VtuArray>& cell_data) {
+  try {
+    write_vtu(file, mesh, point_data, cell_data);
+  } catch (const Error& error) {
+    return error.what();
+  }
+  return "no error";
+}
+
+TEST(WriteVtu, RejectsBadArraysAndPathsWithoutWriting) {
+  const MeshData mesh = box_mesh(CellType::triangle, {1, 1, 0}, {0, 0, 0}, {1, 1, 0});
+  const TempFile file("errors");
+  const auto expect_error = [&](const std::vector<VtuArray>& point_data,
+                                const std::vector<VtuArray>& cell_data, const std::string& part) {
+    const std::string message = write_error(file.path(), mesh, point_data, cell_data);
+    EXPECT_NE(message.find(part), std::string::npos) << "expected '" << part << "' in: " << message;
+    EXPECT_FALSE(std::filesystem::exists(file.path())) << "written despite: " << message;
+  };
+  expect_error({{"u", 2, {1, 2, 3}}}, {},
+               "point array \"u\" has 3 values; expected 2 per vertex x 4 vertices = 8");
+  expect_error({}, {{"damage", 1, {1, 2, 3}}}, "cell array \"damage\" has 3 values");
+  expect_error({}, {{"cell_tag", 1, {1, 2}}}, "cell array \"cell_tag\": the name is used twice");
+  expect_error({{"u", 1, {1, 2, 3, 4}}, {"u", 1, {1, 2, 3, 4}}}, {},
+               "point array \"u\": the name is used twice");
+  expect_error({{"u", 0, {}}}, {}, "point array \"u\" has 0 components");
+  expect_error({{"", 1, {1, 2, 3, 4}}}, {}, "a point array has an empty name");
+  expect_error({{"u", 1, {1, 2, std::numeric_limits<double>::infinity(), 4}}}, {},
+               "point array \"u\": value 2 is not finite");
+  MeshData broken = mesh;
+  broken.cell_tags = {1, 2, 3};
+  EXPECT_NE(write_error(file.path(), broken, {}, {}).find("cell_tags hold 3 tags"),
+            std::string::npos);
+
+  const std::filesystem::path unwritable =
+      std::filesystem::temp_directory_path() / "arenafem_no_such_dir" / "out.vtu";
+  const std::string message = write_error(unwritable, mesh, {}, {});
+  EXPECT_NE(message.find("cannot open '" + unwritable.string() + "'"), std::string::npos)
+      << message;
+}
+
+TEST(WriteVtu, EscapesArrayNames) {
+  const MeshData mesh = box_mesh(CellType::triangle, {1, 1, 0}, {0, 0, 0}, {1, 1, 0});
+  const TempFile file("escapes");
+  write_vtu(file.path(), mesh, {{"a<b & \"c\"", 1, {1, 2, 3, 4}}});
+  const std::string xml = read_all(file.path());
+  EXPECT_NE(xml.find(R"(Name="a&lt;b &amp; &quot;c&quot;")"), std::string::npos) << xml;
+}
+
+}  // namespace
+}  // namespace afem::geometry
