@@ -9,10 +9,12 @@
 #include <cstdint>
 #include <random>
 #include <span>
+#include <sstream>
 #include <type_traits>
 #include <vector>
 
 #include "geometry/box_mesh.hpp"
+#include "geometry/gmsh.hpp"
 #include "geometry/mesh.hpp"
 #include "memory/copy.hpp"
 #include "memory/thrust_allocator.hpp"
@@ -248,6 +250,18 @@ TYPED_TEST(MeshTest, LookupFindsTheCellThatMapsBackToThePoint) {
     }
   }
   EXPECT_GT(inside, count / 2);
+}
+
+TYPED_TEST(MeshTest, GmshRoundTripGivesTheSameTopology) {
+  const auto original = this->make();
+  std::stringstream file;
+  write_gmsh(original.to_mesh_data(), file);
+  const MeshData read = read_gmsh(file, "round-trip.msh");
+  const typename TestFixture::MeshType mesh(read, *this->pool_, *this->arena_);
+  EXPECT_EQ(mesh.cell_count(), original.cell_count());
+  EXPECT_EQ(mesh.side_count(), original.side_count());
+  EXPECT_EQ(mesh.boundary_side_count(), original.boundary_side_count());
+  EXPECT_EQ(mesh.to_mesh_data().cells, original.to_mesh_data().cells);
 }
 
 TYPED_TEST(MeshTest, TopologyRebuildsKeepOneLiveCopyOfEachBuffer) {

@@ -1,0 +1,111 @@
+// Backend-generic: compiled by g++ on the OpenMP backend and by nvcc on the CUDA backend.
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <memory>
+#include <numeric>
+#include <span>
+#include <vector>
+
+#include "geometry/box_mesh.hpp"
+#include "geometry/mesh.hpp"
+#include "geometry/partition.hpp"
+#include "memory/copy.hpp"
+#include "support/backend.hpp"
+
+namespace afem::geometry {
+namespace {
+
+class PartitionTest : public ::testing::Test {
+protected:
+  void SetUp() override {
+    if (!test::device_available()) {
+      GTEST_SKIP() << "no device for this build's backend";
+    }
+    pool_ = std::make_unique<memory::Pool>(test::device_upstream(),
+                                           memory::PoolOptions{.name = "partition"});
+    arena_ = std::make_unique<memory::Arena>(*pool_, memory::ArenaOptions{"step", 1 << 20, 0});
+    mesh_ = std::make_unique<Quadmesh>(
+        box_mesh(CellType::quadrilateral, {nx, ny, 1}, {0, 0, 0}, {1, 1, 1}), *pool_, *arena_);
+  }
+  void TearDown() override {
+    mesh_.reset();
+    arena_.reset();
+    pool_.reset();
+  }
+
+  /// Selects `cells` (host list) in `partition`.
+  void select(CellBasedGeometryPartition<Quadmesh>& partition,
+              const std::vector<std::int32_t>& cells) {
+    auto list = memory::borrow_temporary<std::int32_t>(*arena_, cells.size(), "test.cells");
+    memory::copy_to_device(list.view(), std::span<const std::int32_t>(cells), arena_->stream());
+    partition.select_cells(list.view(), *arena_);
+  }
+
+  static std::vector<std::int32_t> host(memory::ArrayView<const std::int32_t> values,
+                                        const memory::Stream& stream) {
+    std::vector<std::int32_t> out(values.size());
+    memory::copy_to_host(std::span<std::int32_t>(out), values, stream);
+    return out;
+  }
+
+  static constexpr std::int32_t nx = 5;
+  static constexpr std::int32_t ny = 4;
+  std::unique_ptr<memory::Pool> pool_;
+  std::unique_ptr<memory::Arena> arena_;
+  std::unique_ptr<Quadmesh> mesh_;
+};
+
+TEST_F(PartitionTest, WholePartitionIsTheMesh) {
+  const WholeGeometryPartition<Quadmesh> whole(*mesh_);
+  EXPECT_EQ(whole.cell_count(), nx * ny);
+  EXPECT_EQ(whole.side_count(), mesh_->side_count());
+  EXPECT_EQ(whole.boundary_side_count(), 2 * (nx + ny));
+}
+
+TEST_F(PartitionTest, ARowOfCellsHasItsSidesAndItsOutline) {
+  CellBasedGeometryPartition<Quadmesh> partition(*mesh_, *pool_);
+  std::vector<std::int32_t> row(nx);
+  std::iota(row.begin(), row.end(), 0);
+  row.push_back(2);  // repeats are allowed
+  select(partition, row);
+  EXPECT_EQ(partition.cell_count(), nx);
+  EXPECT_EQ(partition.side_count(), 2 * nx + (nx + 1));
+  EXPECT_EQ(partition.boundary_side_count(), 2 * nx + 2);
+  const auto cells = host(partition.view().cells, arena_->stream());
+  EXPECT_EQ(cells, std::vector<std::int32_t>({0, 1, 2, 3, 4}));
+}
+
+TEST_F(PartitionTest, AllCellsGiveTheMeshBoundary) {
+  CellBasedGeometryPartition<Quadmesh> partition(*mesh_, *pool_);
+  std::vector<std::int32_t> all(static_cast<std::size_t>(nx * ny));
+  std::iota(all.begin(), all.end(), 0);
+  select(partition, all);
+  EXPECT_EQ(partition.side_count(), mesh_->side_count());
+  const auto boundary = host(partition.view().boundary_sides, arena_->stream());
+  const auto mesh_boundary = host(mesh_->view().boundary_sides, arena_->stream());
+  EXPECT_EQ(boundary, mesh_boundary);
+}
+
+TEST_F(PartitionTest, ReselectionKeepsOneLiveCopyAndBadIndicesChangeNothing) {
+  CellBasedGeometryPartition<Quadmesh> partition(*mesh_, *pool_);
+  select(partition, {0, 7, 13});
+  const std::size_t live = pool_->stats().live_bytes;
+  select(partition, {1, 8, 14});
+  select(partition, {2, 9, 15});
+  EXPECT_EQ(pool_->stats().live_bytes, live);
+  EXPECT_EQ(pool_->ledger().find("Partition.sides")->live_count, 1U);
+  try {
+    select(partition, {3, 4, 999});
+    FAIL() << "accepted cell 999";
+  } catch (const Error& error) {
+    EXPECT_NE(std::string(error.what()).find("entry 2 is cell 999"), std::string::npos)
+        << error.what();
+  }
+  EXPECT_EQ(host(partition.view().cells, arena_->stream()), std::vector<std::int32_t>({2, 9, 15}));
+  auto wrong = memory::borrow_temporary<std::uint8_t>(*arena_, 3, "test.mask");
+  EXPECT_THROW(partition.select_mask(wrong.view(), *arena_), Error);
+}
+
+}  // namespace
+}  // namespace afem::geometry
