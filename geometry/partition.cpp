@@ -11,6 +11,7 @@
 #include <span>
 #include <string>
 
+#include "geometry/grid.hpp"
 #include "geometry/mesh.hpp"
 #include "memory/copy.hpp"
 #include "memory/error.hpp"
@@ -117,5 +118,7 @@ template class CellBasedGeometryPartition<Trimesh>;
 template class CellBasedGeometryPartition<Quadmesh>;
 template class CellBasedGeometryPartition<Tetmesh>;
 template class CellBasedGeometryPartition<Hexmesh>;
+template class CellBasedGeometryPartition<Grid2D>;
+template class CellBasedGeometryPartition<Grid3D>;
 
 }  // namespace afem::geometry
