@@ -61,6 +61,7 @@ constexpr std::size_t point_count = 1'000'000;
 constexpr double outside_fraction = 0.05;
 constexpr std::uint64_t point_seed = 0x5eed'6e0e'afe3'0002ULL;
 constexpr int dim = 3;
+constexpr std::size_t point_values = point_count * dim;  // coordinates of all points
 constexpr double mebibyte = 1024.0 * 1024.0;
 constexpr double min_seconds = 2.0;  // per benchmark run, after its setup
 
@@ -86,7 +87,7 @@ const std::vector<double>& lookup_points() {
     std::uniform_real_distribution<double> around(-0.5, 1.5);
     std::bernoulli_distribution is_outside(outside_fraction);
     std::vector<double> values;
-    values.reserve(point_count * dim);
+    values.reserve(point_values);
     for (std::size_t p = 0; p < point_count; ++p) {
       std::array<double, dim> x{};
       if (is_outside(rng)) {
@@ -135,11 +136,11 @@ struct TopologySetup : MeshSetup<Type> {
 template <geo::CellType Type>
 struct LookupSetup : MeshSetup<Type> {
   mem::Temporary<double> points =
-      mem::borrow_temporary<double>(this->pool, point_count* dim, "bench.points");
+      mem::borrow_temporary<double>(this->pool, point_values, "bench.points");
   mem::Temporary<std::int32_t> cells =
       mem::borrow_temporary<std::int32_t>(this->pool, point_count, "bench.cells");
   mem::Temporary<double> coords =
-      mem::borrow_temporary<double>(this->pool, point_count* dim, "bench.coords");
+      mem::borrow_temporary<double>(this->pool, point_values, "bench.coords");
 
   LookupSetup() {
     mem::copy_to_device(points.view(), std::span<const double>(lookup_points()),

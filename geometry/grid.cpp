@@ -7,6 +7,7 @@
 #include <string>
 
 #include "geometry/box_mesh.hpp"
+#include "geometry/geometry.hpp"
 #include "memory/error.hpp"
 #include "memory/thrust_allocator.hpp"
 
@@ -92,5 +93,6 @@ MeshData Grid<D>::to_mesh_data() const {
 
 template class Grid<2>;
 template class Grid<3>;
+static_assert(Geometry<Grid2D> && Geometry<Grid3D>);
 
 }  // namespace afem::geometry

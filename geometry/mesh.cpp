@@ -2,6 +2,8 @@
 // from the arena). Compiled by nvcc in the CUDA build.
 #include "geometry/mesh.hpp"
 
+#include "geometry/geometry.hpp"
+
 #include <thrust/binary_search.h>
 #include <thrust/copy.h>
 #include <thrust/count.h>
@@ -33,6 +35,8 @@ using memory::ArrayView;
 using memory::Temporary;
 
 constexpr int max_side_vertices = 4;
+/// Local side or vertex index of the missing outer cell of a boundary side.
+constexpr std::uint8_t no_local = 0xFF;
 
 /// Throws afem::Error naming the first cell whose vertices are out of range or whose map is
 /// inverted or degenerate at one of its vertices.
@@ -83,8 +87,8 @@ void validate_cells(std::span<const double> positions, std::span<const std::int3
 /// Topology in fresh buffers, swapped into the mesh only when complete.
 struct Topology {
   Temporary<std::int32_t> side_cells;
-  Temporary<std::int8_t> side_local;
-  Temporary<std::int8_t> side_outer_vertex;
+  Temporary<std::uint8_t> side_local;
+  Temporary<std::uint8_t> side_outer_vertex;
   Temporary<std::int32_t> boundary_sides;
 };
 
@@ -92,11 +96,11 @@ template <CellType Type>
 Topology build_topology(ArrayView<const std::int32_t> cells, memory::Pool& pool,
                         memory::Arena& arena) {
   using Cell = ReferenceCell<Type>;
-  constexpr int V = Cell::vertex_count;
-  constexpr int S = Cell::side_count;
-  constexpr int SV = Cell::side_vertex_count;
-  const auto cell_total = static_cast<std::int32_t>(cells.size() / V);
-  const auto n = static_cast<std::int32_t>(cell_total * S);
+  constexpr int vertices_per_cell = Cell::vertex_count;
+  constexpr int sides_per_cell = Cell::side_count;
+  constexpr int vertices_per_side = Cell::side_vertex_count;
+  const auto cell_total = static_cast<std::int32_t>(cells.size() / vertices_per_cell);
+  const auto n = static_cast<std::int32_t>(cell_total * sides_per_cell);
   auto policy = memory::arena_policy(arena, "Mesh.topology.thrust");
 
   auto keys = memory::borrow_temporary<std::int32_t>(
@@ -115,13 +119,14 @@ Topology build_topology(ArrayView<const std::int32_t> cells, memory::Pool& pool,
   // Each (cell, local side) gets the sorted tuple of its global vertex indices as key.
   thrust::for_each_n(
       policy, thrust::counting_iterator<std::int32_t>(0), n, [=] AFEM_HOST_DEVICE(std::int32_t e) {
-        const std::int32_t c = e / S;
-        const int local = e % S;
+        const std::int32_t c = e / sides_per_cell;
+        const int local = e % sides_per_cell;
         std::int32_t tuple[max_side_vertices] = {INT_MAX, INT_MAX, INT_MAX, INT_MAX};
-        for (int j = 0; j < SV; ++j) {
-          tuple[j] = cells[static_cast<std::size_t>(c) * V + Cell::side_vertex(local, j)];
+        for (int j = 0; j < vertices_per_side; ++j) {
+          tuple[j] =
+              cells[static_cast<std::size_t>(c) * vertices_per_cell + Cell::side_vertex(local, j)];
         }
-        for (int a = 1; a < SV; ++a) {  // insertion sort of at most 4 values
+        for (int a = 1; a < vertices_per_side; ++a) {  // insertion sort of at most 4 values
           for (int b = a; b > 0 && tuple[b - 1] > tuple[b]; --b) {
             const std::int32_t t = tuple[b];
             tuple[b] = tuple[b - 1];
@@ -173,8 +178,8 @@ Topology build_topology(ArrayView<const std::int32_t> cells, memory::Pool& pool,
     std::int32_t entry = 0;
     memory::copy_to_host(std::span<std::int32_t>(&entry, 1),
                          ArrayView<const std::int32_t>(o.data() + crowded, 1), arena.stream());
-    throw Error("Mesh: side " + std::to_string(entry % S) + " of cell " +
-                std::to_string(entry / S) +
+    throw Error("Mesh: side " + std::to_string(entry % sides_per_cell) + " of cell " +
+                std::to_string(entry / sides_per_cell) +
                 " is shared by more than two cells; expected a conforming, manifold mesh");
   }
 
@@ -184,10 +189,10 @@ Topology build_topology(ArrayView<const std::int32_t> cells, memory::Pool& pool,
 
   auto side_cells_buffer = memory::borrow_temporary<std::int32_t>(
       pool, 2 * static_cast<std::size_t>(side_total), "Mesh.side_cells");
-  auto side_local_buffer = memory::borrow_temporary<std::int8_t>(
+  auto side_local_buffer = memory::borrow_temporary<std::uint8_t>(
       pool, 2 * static_cast<std::size_t>(side_total), "Mesh.side_local");
-  auto outer_vertex_buffer = memory::borrow_temporary<std::int8_t>(
-      pool, static_cast<std::size_t>(side_total) * SV, "Mesh.side_outer_vertex");
+  auto outer_vertex_buffer = memory::borrow_temporary<std::uint8_t>(
+      pool, static_cast<std::size_t>(side_total) * vertices_per_side, "Mesh.side_outer_vertex");
   const auto side_cells = side_cells_buffer.view();
   const auto side_local = side_local_buffer.view();
   const auto outer_vertex = outer_vertex_buffer.view();
@@ -196,30 +201,31 @@ Topology build_topology(ArrayView<const std::int32_t> cells, memory::Pool& pool,
         const auto at = static_cast<std::size_t>(i);
         const std::int32_t e = o[at];
         const auto side = static_cast<std::size_t>(id[at] - 1);
-        const std::int32_t c = e / S;
-        const int local = e % S;
+        const std::int32_t c = e / sides_per_cell;
+        const int local = e % sides_per_cell;
         if (h[at] == 1) {
           side_cells[2 * side] = c;
-          side_local[2 * side] = static_cast<std::int8_t>(local);
+          side_local[2 * side] = static_cast<std::uint8_t>(local);
           if (i + 1 == n || h[at + 1] == 1) {  // no second cell: a boundary side
             side_cells[2 * side + 1] = -1;
-            side_local[2 * side + 1] = -1;
-            for (int j = 0; j < SV; ++j) {
-              outer_vertex[side * SV + j] = -1;
+            side_local[2 * side + 1] = no_local;
+            for (int j = 0; j < vertices_per_side; ++j) {
+              outer_vertex[side * vertices_per_side + j] = no_local;
             }
           }
           return;
         }
         side_cells[2 * side + 1] = c;
-        side_local[2 * side + 1] = static_cast<std::int8_t>(local);
+        side_local[2 * side + 1] = static_cast<std::uint8_t>(local);
         const std::int32_t inner = o[at - 1];
-        for (int j = 0; j < SV; ++j) {
+        for (int j = 0; j < vertices_per_side; ++j) {
           const std::int32_t global =
-              cells[static_cast<std::size_t>(inner / S) * V + Cell::side_vertex(inner % S, j)];
-          for (int m = 0; m < SV; ++m) {
+              cells[static_cast<std::size_t>(inner / sides_per_cell) * vertices_per_cell +
+                    Cell::side_vertex(inner % sides_per_cell, j)];
+          for (int m = 0; m < vertices_per_side; ++m) {
             const int vertex = Cell::side_vertex(local, m);
-            if (cells[static_cast<std::size_t>(c) * V + vertex] == global) {
-              outer_vertex[side * SV + j] = static_cast<std::int8_t>(vertex);
+            if (cells[static_cast<std::size_t>(c) * vertices_per_cell + vertex] == global) {
+              outer_vertex[side * vertices_per_side + j] = static_cast<std::uint8_t>(vertex);
             }
           }
         }
@@ -312,25 +318,27 @@ BinBuffers build_bins(const MeshView<Type>& mesh,
       arena, static_cast<std::size_t>(cell_total) + 1, "Mesh.bins.count");
   const auto r = range.view();
   const auto cnt = count.view();
-  thrust::for_each_n(policy, thrust::counting_iterator<std::int32_t>(0), cell_total,
-                     [=] AFEM_HOST_DEVICE(std::int32_t c) {
-                       std::int32_t bins = 1;
-                       for (int d = 0; d < dim; ++d) {
-                         double lo = mesh.cell_vertex(c, 0)[d];
-                         double hi = lo;
-                         for (int v = 1; v < Cell::vertex_count; ++v) {
-                           const double x = mesh.cell_vertex(c, v)[d];
-                           lo = x < lo ? x : lo;
-                           hi = x > hi ? x : hi;
-                         }
-                         const std::int32_t a = grid.clamp_index(d, lo);
-                         const std::int32_t b = grid.clamp_index(d, hi);
-                         r[static_cast<std::size_t>(c) * 2 * dim + 2 * d] = a;
-                         r[static_cast<std::size_t>(c) * 2 * dim + 2 * d + 1] = b;
-                         bins *= b - a + 1;
-                       }
-                       cnt[static_cast<std::size_t>(c)] = bins;
-                     });
+  thrust::for_each_n(
+      policy, thrust::counting_iterator<std::int32_t>(0), cell_total,
+      [=] AFEM_HOST_DEVICE(std::int32_t c) {
+        std::int32_t bins = 1;
+        for (int d = 0; d < dim; ++d) {
+          double lo = mesh.cell_vertex(c, 0)[d];
+          double hi = lo;
+          for (int v = 1; v < Cell::vertex_count; ++v) {
+            const double x = mesh.cell_vertex(c, v)[d];
+            lo = x < lo ? x : lo;
+            hi = x > hi ? x : hi;
+          }
+          const std::int32_t a = grid.clamp_index(d, lo);
+          // A box ending exactly on a bin boundary does not reach into the next bin.
+          const std::int32_t b = grid.clamp_index(d, hi - 1e-9 * grid.size[d]);
+          r[static_cast<std::size_t>(c) * 2 * dim + 2 * static_cast<std::size_t>(d)] = a;
+          r[static_cast<std::size_t>(c) * 2 * dim + 2 * static_cast<std::size_t>(d) + 1] = b;
+          bins *= b - a + 1;
+        }
+        cnt[static_cast<std::size_t>(c)] = bins;
+      });
   thrust::fill_n(policy, cnt.begin() + cell_total, 1, 0);
   thrust::exclusive_scan(policy, cnt.begin(), cnt.end(), cnt.begin());
   std::int32_t pair_total = 0;
@@ -360,11 +368,11 @@ BinBuffers build_bins(const MeshView<Type>& mesh,
                          ++out;
                          int d = 0;
                          for (; d < dim; ++d) {  // odometer over the bin range
-                           if (index[d] < box[2 * d + 1]) {
+                           if (index[d] < box[2 * static_cast<std::size_t>(d) + 1]) {
                              ++index[d];
                              break;
                            }
-                           index[d] = box[2 * d];
+                           index[d] = box[2 * static_cast<std::size_t>(d)];
                          }
                          if (d == dim) {
                            break;
@@ -404,7 +412,7 @@ AFEM_HOST_DEVICE bool locate(const MeshView<Type>& mesh, std::int32_t cell,
       const auto residual = (mesh.cell_position(cell, xi) - x).eval();
       const auto step = (mesh.cell_jacobian(cell, xi).inverse() * residual).eval();
       xi -= step;
-      if (step.norm() < 1e-14) {
+      if (step.norm() < 1e-12) {  // reference coordinates are O(1): a relative test
         break;
       }
     }
@@ -582,6 +590,7 @@ MeshData Mesh<Type>::to_mesh_data() const {
 }
 
 template class Mesh<CellType::triangle>;
+static_assert(Geometry<Trimesh> && Geometry<Quadmesh> && Geometry<Tetmesh> && Geometry<Hexmesh>);
 template class Mesh<CellType::quadrilateral>;
 template class Mesh<CellType::tetrahedron>;
 template class Mesh<CellType::hexahedron>;

@@ -85,8 +85,8 @@ private:
   memory::Temporary<std::int32_t> cells_;
   memory::Temporary<std::int32_t> cell_tags_;
   memory::Temporary<std::int32_t> side_cells_;
-  memory::Temporary<std::int8_t> side_local_;
-  memory::Temporary<std::int8_t> side_outer_vertex_;
+  memory::Temporary<std::uint8_t> side_local_;
+  memory::Temporary<std::uint8_t> side_outer_vertex_;
   memory::Temporary<std::int32_t> boundary_sides_;
   memory::Temporary<std::int32_t> bin_offsets_;
   memory::Temporary<std::int32_t> bin_cells_;

@@ -25,17 +25,10 @@ enum class CellType : std::uint8_t { triangle, quadrilateral, tetrahedron, hexah
 
 /// Vertices per cell of a cell type.
 [[nodiscard]] constexpr int vertex_count(CellType type) {
-  switch (type) {
-    case CellType::triangle:
-      return 3;
-    case CellType::quadrilateral:
-      return 4;
-    case CellType::tetrahedron:
-      return 4;
-    case CellType::hexahedron:
-      return 8;
+  if (type == CellType::triangle) {
+    return 3;
   }
-  return 0;
+  return type == CellType::hexahedron ? 8 : 4;
 }
 
 /// "triangle", "quadrilateral", "tetrahedron" or "hexahedron".

@@ -30,9 +30,10 @@ struct MeshView {
   memory::ArrayView<const double> positions;         ///< dimension per vertex
   memory::ArrayView<const std::int32_t> cells;       ///< Cell::vertex_count per cell
   memory::ArrayView<const std::int32_t> side_cells;  ///< inner, outer (-1 on the boundary)
-  memory::ArrayView<const std::int8_t> side_local;   ///< local side index in inner, outer
-  memory::ArrayView<const std::int8_t>
-      side_outer_vertex;  ///< outer cell's local vertex per side vertex
+  memory::ArrayView<const std::uint8_t>
+      side_local;  ///< local side index in inner, outer (0xFF: none)
+  memory::ArrayView<const std::uint8_t>
+      side_outer_vertex;  ///< outer cell's local vertex per side vertex (0xFF: none)
   memory::ArrayView<const std::int32_t> boundary_sides;
 
   AFEM_HOST_DEVICE std::int32_t cell_count() const {
@@ -114,7 +115,7 @@ struct MeshView {
 
   /// Reference coordinates in the inner cell of the side point at side coordinates `s`.
   AFEM_HOST_DEVICE Coords side_inner_coords(std::int32_t side, const SideCoords& s) const {
-    const int local = side_local[2 * static_cast<std::size_t>(side)];
+    const int local = static_cast<int>(side_local[2 * static_cast<std::size_t>(side)]);
     double weights[Cell::side_vertex_count];
     side_weights<Type>(s, weights);
     Coords xi = Coords::Zero();
@@ -133,8 +134,8 @@ struct MeshView {
     side_weights<Type>(s, weights);
     Coords xi = Coords::Zero();
     for (int k = 0; k < Cell::side_vertex_count; ++k) {
-      const int vertex =
-          side_outer_vertex[static_cast<std::size_t>(side) * Cell::side_vertex_count + k];
+      const int vertex = static_cast<int>(
+          side_outer_vertex[static_cast<std::size_t>(side) * Cell::side_vertex_count + k]);
       for (int d = 0; d < dimension; ++d) {
         xi[d] += weights[k] * Cell::vertex_coordinate(vertex, d);
       }
@@ -183,7 +184,7 @@ private:
   /// the outward normal, its length the side's measure density.
   AFEM_HOST_DEVICE Point side_area_vector(std::int32_t side, const SideCoords& s) const {
     const std::int32_t cell = side_inner_cell(side);
-    const int local = side_local[2 * static_cast<std::size_t>(side)];
+    const int local = static_cast<int>(side_local[2 * static_cast<std::size_t>(side)]);
     Point x[Cell::side_vertex_count];
     for (int k = 0; k < Cell::side_vertex_count; ++k) {
       x[k] = cell_vertex(cell, Cell::side_vertex(local, k));

@@ -107,7 +107,7 @@ TYPED_TEST(MeshTest, CountsMatchClosedForms) {
     case CellType::tetrahedron:  // 4 faces per tet: interior ones counted twice
       vertices = (nx + 1) * (ny + 1) * (nz + 1);
       boundary = 4 * (nx * ny + ny * nz + nx * nz);
-      sides = (4 * 6 * nx * ny * nz + boundary) / 2;
+      sides = (std::int64_t{24} * nx * ny * nz + boundary) / 2;
       break;
   }
   EXPECT_EQ(mesh.vertex_count(), vertices);
