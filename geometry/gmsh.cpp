@@ -677,31 +677,8 @@ private:
 /// Throws unless `mesh` can be written: consistent sizes, indices in range, finite positions,
 /// tag names without quotes or line breaks.
 void check_writable(const MeshData& mesh) {
-  const auto dim = static_cast<std::size_t>(dimension(mesh.cell_type));
-  const auto corners = static_cast<std::size_t>(vertex_count(mesh.cell_type));
+  check_consistent(mesh, "write_gmsh");
   const std::string what = "write_gmsh: " + std::string(name(mesh.cell_type)) + " mesh: ";
-  AFEM_EXPECTS(mesh.positions.size() % dim == 0,
-               what + "positions hold " + std::to_string(mesh.positions.size()) +
-                   " values, not a multiple of the dimension " + std::to_string(dim));
-  AFEM_EXPECTS(mesh.cells.size() % corners == 0,
-               what + "cells hold " + std::to_string(mesh.cells.size()) +
-                   " indices, not a multiple of " + std::to_string(corners) + " per cell");
-  const std::int32_t vertices = mesh.vertex_total();
-  const std::int32_t cells = mesh.cell_total();
-  AFEM_EXPECTS(mesh.cell_tags.empty() || mesh.cell_tags.size() == mesh.cells.size() / corners,
-               what + "cell_tags hold " + std::to_string(mesh.cell_tags.size()) +
-                   " tags, expected none or one per cell (" + std::to_string(cells) + ")");
-  for (std::size_t i = 0; i < mesh.cells.size(); ++i) {
-    AFEM_EXPECTS(mesh.cells[i] >= 0 && mesh.cells[i] < vertices,
-                 what + "cell " + std::to_string(i / corners) + " refers to vertex " +
-                     std::to_string(mesh.cells[i]) + ", expected an index below " +
-                     std::to_string(vertices));
-  }
-  for (std::size_t i = 0; i < mesh.positions.size(); ++i) {
-    AFEM_EXPECTS(std::isfinite(mesh.positions[i]), what + "vertex " + std::to_string(i / dim) +
-                                                       " has a coordinate that is not "
-                                                       "finite");
-  }
   for (const auto& [tag, tag_name] : mesh.tag_names) {
     AFEM_EXPECTS(tag_name.find_first_of("\"\n\r") == std::string::npos,
                  what + "the name of tag " + std::to_string(tag) +

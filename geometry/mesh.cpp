@@ -464,8 +464,14 @@ Mesh<Type>::Mesh(const MeshData& data, memory::Pool& pool, memory::Arena& scratc
   memory::replace_owned(cells_, std::move(cells));
   memory::replace_owned(cell_tags_, std::move(tags));
   rebuild_topology(scratch);
-  const auto grid = detail::bin_grid<Type>(data.positions, cell_count_);
-  auto bins = detail::build_bins<Type>(view(), grid, pool, scratch);
+  rebuild_bins(data.positions, view(), scratch);
+}
+
+template <CellType Type>
+void Mesh<Type>::rebuild_bins(std::span<const double> positions, const View& from,
+                              memory::Arena& scratch) {
+  const auto grid = detail::bin_grid<Type>(positions, cell_count_);
+  auto bins = detail::build_bins<Type>(from, grid, *pool_, scratch);
   memory::replace_owned(bin_offsets_, std::move(bins.offsets));
   memory::replace_owned(bin_cells_, std::move(bins.cells));
   for (int d = 0; d < dimension; ++d) {
@@ -510,16 +516,8 @@ void Mesh<Type>::set_positions(std::span<const double> positions, memory::Arena&
   memory::copy_to_device(fresh.view(), positions, pool_->stream());
   View next = view();
   next.positions = fresh.view();
-  const auto grid = detail::bin_grid<Type>(positions, cell_count_);
-  auto bins = detail::build_bins<Type>(next, grid, *pool_, scratch);
+  rebuild_bins(positions, next, scratch);  // nothing changes if this throws
   memory::replace_owned(positions_, std::move(fresh));
-  memory::replace_owned(bin_offsets_, std::move(bins.offsets));
-  memory::replace_owned(bin_cells_, std::move(bins.cells));
-  for (int d = 0; d < dimension; ++d) {
-    bins_.origin[d] = grid.origin[d];
-    bins_.size[d] = grid.size[d];
-    bins_.counts[d] = grid.counts[d];
-  }
 }
 
 template <CellType Type>

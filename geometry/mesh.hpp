@@ -76,7 +76,9 @@ private:
     std::int32_t counts[dimension] = {};
   };
 
-  void build_bins(memory::Arena& scratch);
+  /// Builds lookup bins for the cells of `from` (whose positions are `positions`, on the host)
+  /// and swaps them in.
+  void rebuild_bins(std::span<const double> positions, const View& from, memory::Arena& scratch);
 
   memory::Pool* pool_;
   std::int32_t cell_count_ = 0;

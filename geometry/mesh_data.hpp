@@ -53,4 +53,8 @@ struct MeshData {
   }
 };
 
+/// Throws afem::Error, prefixed with `who`, unless the arrays of `mesh` are consistent: sizes
+/// that are whole multiples, one tag per cell or none, vertex indices in range, finite positions.
+void check_consistent(const MeshData& mesh, std::string_view who);
+
 }  // namespace afem::geometry

@@ -57,35 +57,6 @@ std::string xml_escaped(std::string_view text) {
   return out;
 }
 
-/// Throws unless the mesh's arrays are consistent: sizes, vertex indices, finite positions.
-void check_mesh(const MeshData& mesh) {
-  const auto dim = static_cast<std::size_t>(dimension(mesh.cell_type));
-  const auto corners = static_cast<std::size_t>(vertex_count(mesh.cell_type));
-  const std::string what = "write_vtu: " + std::string(name(mesh.cell_type)) + " mesh: ";
-  AFEM_EXPECTS(mesh.positions.size() % dim == 0,
-               what + "positions hold " + std::to_string(mesh.positions.size()) +
-                   " values, not a multiple of the dimension " + std::to_string(dim));
-  AFEM_EXPECTS(mesh.cells.size() % corners == 0,
-               what + "cells hold " + std::to_string(mesh.cells.size()) +
-                   " indices, not a multiple of " + std::to_string(corners) + " per cell");
-  AFEM_EXPECTS(mesh.cell_tags.empty() || mesh.cell_tags.size() == mesh.cells.size() / corners,
-               what + "cell_tags hold " + std::to_string(mesh.cell_tags.size()) +
-                   " tags, expected none or one per cell (" +
-                   std::to_string(mesh.cells.size() / corners) + ")");
-  const std::int32_t vertices = mesh.vertex_total();
-  for (std::size_t i = 0; i < mesh.cells.size(); ++i) {
-    AFEM_EXPECTS(mesh.cells[i] >= 0 && mesh.cells[i] < vertices,
-                 what + "cell " + std::to_string(i / corners) + " refers to vertex " +
-                     std::to_string(mesh.cells[i]) + ", expected an index below " +
-                     std::to_string(vertices));
-  }
-  for (std::size_t i = 0; i < mesh.positions.size(); ++i) {
-    AFEM_EXPECTS(std::isfinite(mesh.positions[i]), what + "vertex " + std::to_string(i / dim) +
-                                                       " has a coordinate that is not "
-                                                       "finite");
-  }
-}
-
 /// Names of what an array has values for: "point" arrays have one tuple per "vertex".
 struct ArrayKind {
   std::string_view kind;
@@ -154,7 +125,7 @@ void append_float_array(std::string& text, const VtuArray& array) {
 
 void write_vtu(const std::filesystem::path& file, const MeshData& mesh,
                const std::vector<VtuArray>& point_data, const std::vector<VtuArray>& cell_data) {
-  check_mesh(mesh);
+  check_consistent(mesh, "write_vtu");
   const auto dim = static_cast<std::size_t>(dimension(mesh.cell_type));
   const auto corners = static_cast<std::size_t>(vertex_count(mesh.cell_type));
   const auto vertices = static_cast<std::size_t>(mesh.vertex_total());

@@ -13,29 +13,12 @@
 #include "geometry/box_mesh.hpp"
 #include "geometry/gmsh.hpp"
 #include "memory/error.hpp"
+#include "support/temp_file.hpp"
 
 namespace afem::geometry {
 namespace {
 
-/// A file in the temporary directory, named after the test and the process, removed at the end.
-class TempFile {
-public:
-  explicit TempFile(const std::string& stem)
-      : path_(std::filesystem::temp_directory_path() /
-              ("arenafem_" + stem + "_" + std::to_string(::getpid()) + ".msh")) {}
-  TempFile(const TempFile&) = delete;
-  TempFile& operator=(const TempFile&) = delete;
-  TempFile(TempFile&&) = delete;
-  TempFile& operator=(TempFile&&) = delete;
-  ~TempFile() {
-    std::error_code ignored;
-    std::filesystem::remove(path_, ignored);
-  }
-  [[nodiscard]] const std::filesystem::path& path() const { return path_; }
-
-private:
-  std::filesystem::path path_;
-};
+using test::TempFile;
 
 MeshData read_text(const std::string& text) {
   std::istringstream in(text);

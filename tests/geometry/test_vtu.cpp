@@ -13,29 +13,12 @@
 #include "geometry/box_mesh.hpp"
 #include "geometry/vtu.hpp"
 #include "memory/error.hpp"
+#include "support/temp_file.hpp"
 
 namespace afem::geometry {
 namespace {
 
-/// A file in the temporary directory, named after the test and the process, removed at the end.
-class TempFile {
-public:
-  explicit TempFile(const std::string& stem)
-      : path_(std::filesystem::temp_directory_path() /
-              ("arenafem_" + stem + "_" + std::to_string(::getpid()) + ".vtu")) {}
-  TempFile(const TempFile&) = delete;
-  TempFile& operator=(const TempFile&) = delete;
-  TempFile(TempFile&&) = delete;
-  TempFile& operator=(TempFile&&) = delete;
-  ~TempFile() {
-    std::error_code ignored;
-    std::filesystem::remove(path_, ignored);
-  }
-  [[nodiscard]] const std::filesystem::path& path() const { return path_; }
-
-private:
-  std::filesystem::path path_;
-};
+using test::TempFile;
 
 std::string read_all(const std::filesystem::path& file) {
   std::ifstream in(file);
@@ -97,7 +80,7 @@ TEST(WriteVtu, WritesAQuadMeshWithPointAndCellData) {
   mesh.cell_tags = {4, -1};
   const VtuArray velocity{"velocity", 2, {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11.5}};
   const VtuArray pressure{"pressure", 1, {0.25, -1e-300}};
-  const TempFile file("quads");
+  const TempFile file("quads", ".vtu");
   write_vtu(file.path(), mesh, {velocity}, {pressure});
   const std::string xml = read_all(file.path());
 
@@ -145,7 +128,7 @@ TEST(WriteVtu, WritesEachCellTypesVtkNumber) {
   for (const auto& [type, vtk_type] : cases) {
     SCOPED_TRACE(std::string(name(type)));
     const MeshData mesh = box_mesh(type, {1, 1, 1}, {0, 0, 0}, {1, 2, 3});
-    const TempFile file("types_" + std::string(name(type)));
+    const TempFile file("types_" + std::string(name(type)), ".vtu");
     write_vtu(file.path(), mesh);
     const std::string xml = read_all(file.path());
     const auto cells = static_cast<std::size_t>(mesh.cell_total());
@@ -178,7 +161,7 @@ std::string write_error(const std::filesystem::path& file, const MeshData& mesh,
 
 TEST(WriteVtu, RejectsBadArraysAndPathsWithoutWriting) {
   const MeshData mesh = box_mesh(CellType::triangle, {1, 1, 0}, {0, 0, 0}, {1, 1, 0});
-  const TempFile file("errors");
+  const TempFile file("errors", ".vtu");
   const auto expect_error = [&](const std::vector<VtuArray>& point_data,
                                 const std::vector<VtuArray>& cell_data, const std::string& part) {
     const std::string message = write_error(file.path(), mesh, point_data, cell_data);
@@ -209,7 +192,7 @@ TEST(WriteVtu, RejectsBadArraysAndPathsWithoutWriting) {
 
 TEST(WriteVtu, EscapesArrayNames) {
   const MeshData mesh = box_mesh(CellType::triangle, {1, 1, 0}, {0, 0, 0}, {1, 1, 0});
-  const TempFile file("escapes");
+  const TempFile file("escapes", ".vtu");
   write_vtu(file.path(), mesh, {{"a<b & \"c\"", 1, {1, 2, 3, 4}}});
   const std::string xml = read_all(file.path());
   EXPECT_NE(xml.find(R"(Name="a&lt;b &amp; &quot;c&quot;")"), std::string::npos) << xml;
