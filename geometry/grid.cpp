@@ -34,6 +34,16 @@ Grid<D>::Grid(std::array<double, D> origin, std::array<double, D> cell_size,
   }
   AFEM_EXPECTS(cells < (std::int64_t{1} << 31),
                "Grid: " + std::to_string(cells) + " vertices exceed 32-bit indices");
+  std::int64_t sides = 0;
+  for (int a = 0; a < D; ++a) {
+    std::int64_t family = view_.resolution[a] + 1;
+    for (int d = 0; d < D; ++d) {
+      family *= d == a ? 1 : view_.resolution[d];
+    }
+    sides += family;
+  }
+  AFEM_EXPECTS(sides < (std::int64_t{1} << 31),
+               "Grid: " + std::to_string(sides) + " sides exceed 32-bit indices");
 }
 
 template <int D>

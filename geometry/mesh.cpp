@@ -11,6 +11,7 @@
 #include <thrust/find.h>
 #include <thrust/for_each.h>
 #include <thrust/iterator/counting_iterator.h>
+#include <thrust/reduce.h>
 #include <thrust/scan.h>
 #include <thrust/sequence.h>
 #include <thrust/sort.h>
@@ -37,6 +38,8 @@ using memory::Temporary;
 constexpr int max_side_vertices = 4;
 /// Local side or vertex index of the missing outer cell of a boundary side.
 constexpr std::uint8_t no_local = 0xFF;
+/// Marks, during the build, an outer cell that sees the side in the same order as the inner one.
+constexpr std::uint8_t same_orientation = 0xFE;
 
 /// Throws afem::Error naming the first cell whose vertices are out of range or whose map is
 /// inverted or degenerate at one of its vertices.
@@ -218,6 +221,8 @@ Topology build_topology(ArrayView<const std::int32_t> cells, memory::Pool& pool,
         side_cells[2 * side + 1] = c;
         side_local[2 * side + 1] = static_cast<std::uint8_t>(local);
         const std::int32_t inner = o[at - 1];
+        int position[max_side_vertices] = {0, 0, 0,
+                                           0};  // where inner's side vertex j sits in outer's
         for (int j = 0; j < vertices_per_side; ++j) {
           const std::int32_t global =
               cells[static_cast<std::size_t>(inner / sides_per_cell) * vertices_per_cell +
@@ -226,10 +231,35 @@ Topology build_topology(ArrayView<const std::int32_t> cells, memory::Pool& pool,
             const int vertex = Cell::side_vertex(local, m);
             if (cells[static_cast<std::size_t>(c) * vertices_per_cell + vertex] == global) {
               outer_vertex[side * vertices_per_side + j] = static_cast<std::uint8_t>(vertex);
+              position[j] = m;
             }
           }
         }
+        // Two positively oriented cells see their common side in opposite vertex order; the same
+        // order means the cells overlap (or one is listed twice).
+        for (int j = 0; j < vertices_per_side; ++j) {
+          const int next = position[(j + 1) % vertices_per_side];
+          if (next != (position[j] + vertices_per_side - 1) % vertices_per_side) {
+            side_local[2 * side + 1] = same_orientation;
+          }
+        }
       });
+
+  const std::int32_t overlapping = *thrust::find_if(
+      policy, thrust::counting_iterator<std::int32_t>(0),
+      thrust::counting_iterator<std::int32_t>(side_total), [=] AFEM_HOST_DEVICE(std::int32_t s) {
+        return side_local[2 * static_cast<std::size_t>(s) + 1] == same_orientation;
+      });
+  if (overlapping != side_total) {
+    std::int32_t pair[2] = {0, 0};
+    memory::copy_to_host(std::span<std::int32_t>(pair, 2),
+                         ArrayView<const std::int32_t>(
+                             side_cells.data() + 2 * static_cast<std::size_t>(overlapping), 2),
+                         arena.stream());
+    throw Error("Mesh: cells " + std::to_string(pair[0]) + " and " + std::to_string(pair[1]) +
+                " list their common side in the same vertex order: they overlap or repeat; "
+                "expected a conforming mesh of positively oriented cells");
+  }
 
   const auto on_boundary = [=] AFEM_HOST_DEVICE(std::int32_t side) {
     return side_cells[2 * static_cast<std::size_t>(side) + 1] < 0;
@@ -292,10 +322,19 @@ BinGrid<ReferenceCell<Type>::dimension> bin_grid(std::span<const double> positio
     lower[d] = std::min(lower[d], positions[i]);
     upper[d] = std::max(upper[d], positions[i]);
   }
-  const double per_axis = std::ceil(std::pow(std::max(cell_total, 1), 1.0 / dim));
+  // About one cell per bin: bins of equal size h along every axis with extent / h of them.
+  double volume = 1.0;
+  int spanned = 0;
   for (int d = 0; d < dim; ++d) {
-    grid.counts[d] = static_cast<std::int32_t>(std::clamp(per_axis, 1.0, 1024.0));
+    if (upper[d] > lower[d]) {
+      volume *= upper[d] - lower[d];
+      ++spanned;
+    }
+  }
+  const double h = spanned == 0 ? 1.0 : std::pow(volume / std::max(cell_total, 1), 1.0 / spanned);
+  for (int d = 0; d < dim; ++d) {
     const double extent = std::max(upper[d] - lower[d], 1e-300);
+    grid.counts[d] = static_cast<std::int32_t>(std::clamp(std::round(extent / h), 1.0, 1024.0));
     grid.origin[d] = lower[d];
     grid.size[d] = extent / grid.counts[d];
   }
@@ -332,7 +371,8 @@ BinBuffers build_bins(const MeshView<Type>& mesh,
           }
           const std::int32_t a = grid.clamp_index(d, lo);
           // A box ending exactly on a bin boundary does not reach into the next bin.
-          const std::int32_t b = grid.clamp_index(d, hi - 1e-9 * grid.size[d]);
+          const std::int32_t b_shrunk = grid.clamp_index(d, hi - 1e-9 * grid.size[d]);
+          const std::int32_t b = b_shrunk < a ? a : b_shrunk;
           r[static_cast<std::size_t>(c) * 2 * dim + 2 * static_cast<std::size_t>(d)] = a;
           r[static_cast<std::size_t>(c) * 2 * dim + 2 * static_cast<std::size_t>(d) + 1] = b;
           bins *= b - a + 1;
@@ -340,6 +380,11 @@ BinBuffers build_bins(const MeshView<Type>& mesh,
         cnt[static_cast<std::size_t>(c)] = bins;
       });
   thrust::fill_n(policy, cnt.begin() + cell_total, 1, 0);
+  const std::int64_t pairs = thrust::reduce(policy, cnt.begin(), cnt.end(), std::int64_t{0});
+  if (pairs > std::numeric_limits<std::int32_t>::max()) {
+    throw Error("Mesh: lookup bins would list " + std::to_string(pairs) +
+                " (cell, bin) pairs, beyond 32-bit offsets; the cells are far larger than a bin");
+  }
   thrust::exclusive_scan(policy, cnt.begin(), cnt.end(), cnt.begin());
   std::int32_t pair_total = 0;
   memory::copy_to_host(std::span<std::int32_t>(&pair_total, 1),
@@ -408,13 +453,20 @@ AFEM_HOST_DEVICE bool locate(const MeshView<Type>& mesh, std::int32_t cell,
     return sum <= 1.0 + tolerance;
   } else {
     xi.setConstant(0.5);
-    for (int iteration = 0; iteration < 30; ++iteration) {
+    bool converged = false;
+    for (int iteration = 0; iteration < 30 && !converged; ++iteration) {
       const auto residual = (mesh.cell_position(cell, xi) - x).eval();
       const auto step = (mesh.cell_jacobian(cell, xi).inverse() * residual).eval();
       xi -= step;
-      if (step.norm() < 1e-12) {  // reference coordinates are O(1): a relative test
-        break;
+      converged = step.norm() < 1e-12;  // reference coordinates are O(1): a relative test
+      for (int d = 0; d < dim; ++d) {
+        if (!(xi[d] > -2.0 && xi[d] < 3.0)) {
+          return false;  // wandering far outside: the point is not in this cell
+        }
       }
+    }
+    if (!converged) {
+      return false;
     }
     for (int d = 0; d < dim; ++d) {
       if (!(xi[d] >= -tolerance && xi[d] <= 1.0 + tolerance)) {
@@ -444,6 +496,10 @@ Mesh<Type>::Mesh(const MeshData& data, memory::Pool& pool, memory::Arena& scratc
       data.cell_tags.empty() || data.cell_tags.size() == data.cells.size() / Cell::vertex_count,
       "Mesh: " + std::to_string(data.cell_tags.size()) + " cell tags for " +
           std::to_string(data.cells.size() / Cell::vertex_count) + " cells");
+  AFEM_EXPECTS(data.cells.size() / Cell::vertex_count * Cell::side_count <=
+                   static_cast<std::size_t>(std::numeric_limits<std::int32_t>::max()),
+               "Mesh: " + std::to_string(data.cells.size() / Cell::vertex_count) +
+                   " cells have more sides than 32-bit indices can number");
   detail::validate_cells<Type>(data.positions, data.cells, "Mesh");
   vertex_count_ = static_cast<std::int32_t>(data.positions.size() / dimension);
   cell_count_ = static_cast<std::int32_t>(data.cells.size() / Cell::vertex_count);
@@ -540,35 +596,48 @@ void Mesh<Type>::lookup(memory::ArrayView<const double> points, const LookupResu
   const auto candidates = bin_cells_.view();
   const auto out_cells = result.cells;
   const auto out_coords = result.coords;
-  thrust::for_each_n(memory::arena_policy(scratch, "Mesh.lookup.thrust"),
-                     thrust::counting_iterator<std::int32_t>(0), static_cast<std::int32_t>(count),
-                     [=] AFEM_HOST_DEVICE(std::int32_t p) {
-                       typename View::Point x;
-                       std::int32_t bin = 0;
-                       bool inside_box = true;
-                       for (int d = dimension - 1; d >= 0; --d) {
-                         x[d] = points[static_cast<std::size_t>(p) * dimension + d];
-                         const double t = (x[d] - grid.origin[d]) / grid.size[d];
-                         inside_box = inside_box && t >= -1e-9 && t <= grid.counts[d] + 1e-9;
-                         bin = bin * grid.counts[d] + grid.clamp_index(d, x[d]);
-                       }
-                       std::int32_t found = -1;
-                       typename View::Coords xi = View::Coords::Zero();
-                       if (inside_box) {
-                         for (std::int32_t i = offsets[static_cast<std::size_t>(bin)];
-                              i < offsets[static_cast<std::size_t>(bin) + 1] && found < 0; ++i) {
-                           const std::int32_t cell = candidates[static_cast<std::size_t>(i)];
-                           if (detail::locate<Type>(mesh, cell, x, xi)) {
-                             found = cell;
-                           }
-                         }
-                       }
-                       out_cells[static_cast<std::size_t>(p)] = found;
-                       for (int d = 0; d < dimension; ++d) {
-                         out_coords[static_cast<std::size_t>(p) * dimension + d] =
-                             found >= 0 ? xi[d] : 0.0;
-                       }
-                     });
+  thrust::for_each_n(
+      memory::arena_policy(scratch, "Mesh.lookup.thrust"),
+      thrust::counting_iterator<std::int32_t>(0), static_cast<std::int32_t>(count),
+      [=] AFEM_HOST_DEVICE(std::int32_t p) {
+        typename View::Point x;
+        std::int32_t base[dimension];
+        bool on_lower_edge[dimension];
+        bool inside_box = true;
+        for (int d = 0; d < dimension; ++d) {
+          x[d] = points[static_cast<std::size_t>(p) * dimension + d];
+          const double t = (x[d] - grid.origin[d]) / grid.size[d];
+          inside_box = inside_box && t >= -1e-9 && t <= grid.counts[d] + 1e-9;
+          base[d] = grid.clamp_index(d, x[d]);
+          // A cell ending exactly on this bin's lower edge is listed only in the bin below.
+          on_lower_edge[d] = base[d] > 0 && t - base[d] < 1e-9;
+        }
+        std::int32_t found = -1;
+        typename View::Coords xi = View::Coords::Zero();
+        for (int corner = 0; inside_box && corner < (1 << dimension) && found < 0; ++corner) {
+          std::int32_t bin = 0;
+          bool exists = true;
+          for (int d = dimension - 1; d >= 0; --d) {
+            const int below = (corner >> d) & 1;
+            exists = exists && (below == 0 || on_lower_edge[d]);
+            bin = bin * grid.counts[d] + base[d] - below;
+          }
+          if (!exists) {
+            continue;
+          }
+          for (std::int32_t i = offsets[static_cast<std::size_t>(bin)];
+               i < offsets[static_cast<std::size_t>(bin) + 1] && found < 0; ++i) {
+            const std::int32_t cell = candidates[static_cast<std::size_t>(i)];
+            if (detail::locate<Type>(mesh, cell, x, xi)) {
+              found = cell;
+            }
+          }
+        }
+        out_cells[static_cast<std::size_t>(p)] = found;
+        for (int d = 0; d < dimension; ++d) {
+          out_coords[static_cast<std::size_t>(p) * dimension + d] = found >= 0 ? xi[d] : 0.0;
+        }
+      });
 }
 
 template <CellType Type>

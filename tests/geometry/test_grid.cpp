@@ -162,6 +162,15 @@ TYPED_TEST(GridTest, InvalidParametersNameTheAxis) {
   resolution.fill(2);
   size[0] = -1.0;
   EXPECT_THROW(TypeParam(origin, size, resolution), Error);
+  size.fill(1.0);
+  resolution.fill(TypeParam::dimension == 2 ? 40000 : 1000);  // sides beyond 32-bit indices
+  try {
+    TypeParam grid(origin, size, resolution);
+    FAIL() << "accepted " << grid.cell_count() << " cells whose sides overflow";
+  } catch (const Error& error) {
+    EXPECT_NE(std::string(error.what()).find("sides exceed 32-bit indices"), std::string::npos)
+        << error.what();
+  }
 }
 
 TYPED_TEST(GridTest, PartitionOfAGrid) {

@@ -11,6 +11,7 @@
 #include <span>
 #include <sstream>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "geometry/box_mesh.hpp"
@@ -300,6 +301,130 @@ TYPED_TEST(MeshTest, MovedVerticesAreValidatedAndFollowedByLookup) {
   EXPECT_THROW(mesh.set_positions(folded, *this->arena_), Error);
   EXPECT_EQ(mesh.to_mesh_data().positions, shifted) << "unchanged after the error";
   EXPECT_THROW(mesh.set_positions(std::span<const double>(shifted).first(3), *this->arena_), Error);
+}
+
+/// Host-side lookup helper for the non-typed tests below: returns (cell, mapped-back distance).
+template <class MeshType>
+std::vector<std::pair<std::int32_t, double>> locate_all(const MeshType& mesh,
+                                                        const std::vector<double>& points,
+                                                        memory::Arena& arena) {
+  constexpr int dim = MeshType::dimension;
+  const std::size_t count = points.size() / dim;
+  auto device_points = memory::borrow_temporary<double>(arena, points.size(), "test.points");
+  auto cells = memory::borrow_temporary<std::int32_t>(arena, count, "test.cells");
+  auto coords = memory::borrow_temporary<double>(arena, points.size(), "test.coords");
+  memory::copy_to_device(device_points.view(), std::span<const double>(points), arena.stream());
+  mesh.lookup(device_points.view(), LookupResult{cells.view(), coords.view()}, arena);
+  std::vector<std::int32_t> found(count);
+  std::vector<double> xi(points.size());
+  memory::copy_to_host(std::span<std::int32_t>(found), ArrayView<const std::int32_t>(cells.view()),
+                       arena.stream());
+  memory::copy_to_host(std::span<double>(xi), ArrayView<const double>(coords.view()),
+                       arena.stream());
+  const MeshData data = mesh.to_mesh_data();
+  typename MeshType::View host;
+  host.positions = ArrayView<const double>(data.positions.data(), data.positions.size());
+  host.cells = ArrayView<const std::int32_t>(data.cells.data(), data.cells.size());
+  std::vector<std::pair<std::int32_t, double>> out;
+  for (std::size_t p = 0; p < count; ++p) {
+    double distance = -1.0;
+    if (found[p] >= 0) {
+      typename MeshType::View::Coords reference;
+      typename MeshType::View::Point x;
+      for (int d = 0; d < dim; ++d) {
+        reference[d] = xi[p * dim + static_cast<std::size_t>(d)];
+        x[d] = points[p * dim + static_cast<std::size_t>(d)];
+      }
+      distance = (host.cell_position(found[p], reference) - x).norm();
+    }
+    out.emplace_back(found[p], distance);
+  }
+  return out;
+}
+
+class MeshEdgeCases : public ::testing::Test {
+protected:
+  void SetUp() override {
+    if (!test::device_available()) {
+      GTEST_SKIP() << "no device for this build's backend";
+    }
+    pool_ = std::make_unique<memory::Pool>(test::device_upstream(),
+                                           memory::PoolOptions{.name = "edge"});
+    arena_ = std::make_unique<memory::Arena>(*pool_, memory::ArenaOptions{"step", 1 << 20, 0});
+  }
+  void TearDown() override {
+    arena_.reset();
+    pool_.reset();
+  }
+  std::unique_ptr<memory::Pool> pool_;
+  std::unique_ptr<memory::Arena> arena_;
+};
+
+TEST_F(MeshEdgeCases, DistortedHexesLookupOnlyCellsThatMapBack) {
+  MeshData data = box_mesh(CellType::hexahedron, {4, 4, 4}, {0, 0, 0}, {1, 1, 1});
+  std::mt19937 random(3);
+  std::uniform_real_distribution<double> jitter(-0.03, 0.03);
+  for (std::size_t v = 0; v < data.positions.size() / 3; ++v) {
+    for (std::size_t d = 0; d < 3; ++d) {
+      double& x = data.positions[v * 3 + d];
+      if (x > 1e-12 && x < 1.0 - 1e-12) {  // keep the boundary on the unit cube
+        x += jitter(random);
+      }
+    }
+  }
+  const Hexmesh mesh(data, *pool_, *arena_);
+  std::vector<double> points(3 * 3000);
+  std::uniform_real_distribution<double> u(0.0, 1.0);
+  for (double& x : points) {
+    x = u(random);
+  }
+  const auto results = locate_all(mesh, points, *arena_);
+  for (std::size_t p = 0; p < results.size(); ++p) {
+    ASSERT_GE(results[p].first, 0) << "point " << p << " in the unit cube found no cell";
+    EXPECT_LT(results[p].second, 1e-9)
+        << "point " << p << " got cell " << results[p].first << ", which does not contain it";
+  }
+}
+
+TEST_F(MeshEdgeCases, PointsOnSharedEdgesAndCornersOfANonConvexMeshAreFound) {
+  MeshData data;  // an L of three unit squares
+  data.cell_type = CellType::quadrilateral;
+  data.positions = {0, 0, 1, 0, 2, 0, 0, 1, 1, 1, 2, 1, 0, 2, 1, 2};
+  data.cells = {0, 1, 4, 3, 1, 2, 5, 4, 3, 4, 7, 6};
+  const Quadmesh mesh(data, *pool_, *arena_);
+  std::vector<double> points = data.positions;  // every vertex
+  for (const double x : {0.5, 1.0, 1.5, 2.0}) {
+    points.insert(points.end(), {x, 1.0});
+  }
+  points.insert(points.end(), {1.0, 1.5, 1.0, 0.5, 0.5, 2.0});
+  const auto results = locate_all(mesh, points, *arena_);
+  for (std::size_t p = 0; p < results.size(); ++p) {
+    EXPECT_GE(results[p].first, 0)
+        << "point (" << points[2 * p] << ", " << points[2 * p + 1] << ")";
+    EXPECT_LT(results[p].second, 1e-12);
+  }
+  const auto outside = locate_all(mesh, {1.5, 1.5, 2.5, 0.5}, *arena_);
+  EXPECT_EQ(outside[0].first, -1) << "the notch of the L is outside";
+  EXPECT_EQ(outside[1].first, -1);
+}
+
+TEST_F(MeshEdgeCases, RepeatedOrOverlappingCellsAreRefused) {
+  MeshData data = box_mesh(CellType::tetrahedron, {1, 1, 1}, {0, 0, 0}, {1, 1, 1});
+  data.cells.resize(8);
+  std::copy(data.cells.begin(), data.cells.begin() + 4, data.cells.begin() + 4);  // one tet twice
+  try {
+    const Tetmesh mesh(data, *pool_, *arena_);
+    FAIL() << "accepted a repeated cell";
+  } catch (const Error& error) {
+    EXPECT_NE(std::string(error.what()).find("same vertex order"), std::string::npos)
+        << error.what();
+  }
+  for (const auto& entry : pool_->ledger().entries) {
+    if (entry.label.starts_with("Mesh.")) {
+      EXPECT_EQ(entry.live_count, 0U) << entry.label << " is still held: a half-built mesh";
+    }
+  }
+  EXPECT_EQ(arena_->stats().live_handles, 0U);
 }
 
 }  // namespace
