@@ -373,7 +373,7 @@ TEST_F(MeshEdgeCases, DistortedHexesLookupOnlyCellsThatMapBack) {
     }
   }
   const Hexmesh mesh(data, *pool_, *arena_);
-  std::vector<double> points(3 * 3000);
+  std::vector<double> points(std::size_t{3} * 3000);
   std::uniform_real_distribution<double> u(0.0, 1.0);
   for (double& x : points) {
     x = u(random);
