@@ -12,28 +12,15 @@
 #include "geometry/grid.hpp"
 #include "geometry/partition.hpp"
 #include "memory/copy.hpp"
-#include "support/backend.hpp"
+#include "support/backend_test.hpp"
 
 namespace afem::geometry {
 namespace {
 
 template <class G>
-class GridTest : public ::testing::Test {
+class GridTest : public test::BackendTest {
 protected:
   static constexpr int dim = G::dimension;
-
-  void SetUp() override {
-    if (!test::device_available()) {
-      GTEST_SKIP() << "no device for this build's backend";
-    }
-    pool_ = std::make_unique<memory::Pool>(test::device_upstream(),
-                                           memory::PoolOptions{.name = "grid"});
-    arena_ = std::make_unique<memory::Arena>(*pool_, memory::ArenaOptions{"step", 1 << 20, 0});
-  }
-  void TearDown() override {
-    arena_.reset();
-    pool_.reset();
-  }
 
   G make() const {
     std::array<double, dim> origin{};
@@ -47,9 +34,6 @@ protected:
     }
     return G(origin, size, resolution);
   }
-
-  std::unique_ptr<memory::Pool> pool_;
-  std::unique_ptr<memory::Arena> arena_;
 };
 
 using Grids = ::testing::Types<Grid2D, Grid3D>;

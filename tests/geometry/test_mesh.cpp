@@ -20,7 +20,7 @@
 #include "geometry/mesh.hpp"
 #include "memory/copy.hpp"
 #include "memory/thrust_allocator.hpp"
-#include "support/backend.hpp"
+#include "support/backend_test.hpp"
 
 namespace afem::geometry {
 namespace {
@@ -37,25 +37,12 @@ struct Shape {
 };
 
 template <class S>
-class MeshTest : public ::testing::Test {
+class MeshTest : public test::BackendTest {
 protected:
   static constexpr CellType type = S::type;
   static constexpr int dim = dimension(type);
   using MeshType = Mesh<type>;
   using View = typename MeshType::View;
-
-  void SetUp() override {
-    if (!test::device_available()) {
-      GTEST_SKIP() << "no device for this build's backend";
-    }
-    pool_ = std::make_unique<memory::Pool>(test::device_upstream(),
-                                           memory::PoolOptions{.name = "mesh"});
-    arena_ = std::make_unique<memory::Arena>(*pool_, memory::ArenaOptions{"step", 1 << 20, 0});
-  }
-  void TearDown() override {
-    arena_.reset();
-    pool_.reset();
-  }
 
   static constexpr std::array<std::int32_t, 3> resolution = {4, 3, 2};
   static constexpr std::array<double, 3> lower = {-1.0, 0.5, 2.0};
@@ -72,9 +59,6 @@ protected:
     }
     return measure;
   }
-
-  std::unique_ptr<memory::Pool> pool_;
-  std::unique_ptr<memory::Arena> arena_;
 };
 
 using Shapes = ::testing::Types<Shape<CellType::triangle>, Shape<CellType::quadrilateral>,
@@ -342,22 +326,8 @@ std::vector<std::pair<std::int32_t, double>> locate_all(const MeshType& mesh,
   return out;
 }
 
-class MeshEdgeCases : public ::testing::Test {
+class MeshEdgeCases : public test::BackendTest {
 protected:
-  void SetUp() override {
-    if (!test::device_available()) {
-      GTEST_SKIP() << "no device for this build's backend";
-    }
-    pool_ = std::make_unique<memory::Pool>(test::device_upstream(),
-                                           memory::PoolOptions{.name = "edge"});
-    arena_ = std::make_unique<memory::Arena>(*pool_, memory::ArenaOptions{"step", 1 << 20, 0});
-  }
-  void TearDown() override {
-    arena_.reset();
-    pool_.reset();
-  }
-  std::unique_ptr<memory::Pool> pool_;
-  std::unique_ptr<memory::Arena> arena_;
 };
 
 TEST_F(MeshEdgeCases, DistortedHexesLookupOnlyCellsThatMapBack) {

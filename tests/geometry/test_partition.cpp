@@ -11,27 +11,24 @@
 #include "geometry/mesh.hpp"
 #include "geometry/partition.hpp"
 #include "memory/copy.hpp"
-#include "support/backend.hpp"
+#include "support/backend_test.hpp"
 
 namespace afem::geometry {
 namespace {
 
-class PartitionTest : public ::testing::Test {
+class PartitionTest : public test::BackendTest {
 protected:
   void SetUp() override {
-    if (!test::device_available()) {
-      GTEST_SKIP() << "no device for this build's backend";
+    BackendTest::SetUp();
+    if (IsSkipped()) {
+      return;
     }
-    pool_ = std::make_unique<memory::Pool>(test::device_upstream(),
-                                           memory::PoolOptions{.name = "partition"});
-    arena_ = std::make_unique<memory::Arena>(*pool_, memory::ArenaOptions{"step", 1 << 20, 0});
     mesh_ = std::make_unique<Quadmesh>(
         box_mesh(CellType::quadrilateral, {nx, ny, 1}, {0, 0, 0}, {1, 1, 1}), *pool_, *arena_);
   }
   void TearDown() override {
     mesh_.reset();
-    arena_.reset();
-    pool_.reset();
+    BackendTest::TearDown();
   }
 
   /// Selects `cells` (host list) in `partition`.
@@ -51,8 +48,6 @@ protected:
 
   static constexpr std::int32_t nx = 5;
   static constexpr std::int32_t ny = 4;
-  std::unique_ptr<memory::Pool> pool_;
-  std::unique_ptr<memory::Arena> arena_;
   std::unique_ptr<Quadmesh> mesh_;
 };
 
