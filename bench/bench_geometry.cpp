@@ -47,8 +47,7 @@
 #include "geometry/mesh.hpp"
 #include "memory/arena.hpp"
 #include "memory/copy.hpp"
-#include "memory/cuda_resource.hpp"
-#include "memory/host_resource.hpp"
+#include "memory/device_resource.hpp"
 #include "memory/pool.hpp"
 #include "memory/temporary.hpp"
 
@@ -113,20 +112,10 @@ const std::vector<double>& lookup_points() {
   return points;
 }
 
-/// The memory the backend's kernels run on: the host on the CPU build, GPU 0 on the CUDA build.
-mem::UpstreamResource& device_upstream() {
-#if AFEM_HAS_CUDA
-  static mem::CudaAsyncResource resource(0);
-  return resource;
-#else
-  return mem::HostResource::instance();
-#endif
-}
-
 /// One Pool, one Arena over it and a box mesh in the pool's memory.
 template <geo::CellType Type>
 struct MeshSetup {
-  mem::Pool pool{device_upstream(), mem::PoolOptions{.name = "bench.geometry", .stream = {}}};
+  mem::Pool pool{mem::device_resource(), mem::PoolOptions{.name = "bench.geometry", .stream = {}}};
   mem::Arena arena{pool, mem::ArenaOptions{.name = "bench.geometry.scratch",
                                            .chunk_bytes = std::size_t{4} << 20,
                                            .capacity_bytes = 0}};

@@ -59,11 +59,7 @@ template <int D>
 void Grid<D>::lookup(memory::ArrayView<const double> points, const LookupResult& result,
                      memory::Arena& scratch) const {
   const auto count = points.size() / D;
-  AFEM_EXPECTS(points.size() % D == 0 && result.cells.size() == count &&
-                   result.coords.size() == points.size(),
-               "Grid::lookup: " + std::to_string(points.size()) + " point values, " +
-                   std::to_string(result.cells.size()) + " cell slots and " +
-                   std::to_string(result.coords.size()) + " coordinate slots do not match");
+  check_lookup_buffers(points, result, D, "Grid::lookup");
   const View grid = view_;
   const auto out_cells = result.cells;
   const auto out_coords = result.coords;

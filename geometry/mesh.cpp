@@ -479,6 +479,16 @@ AFEM_HOST_DEVICE bool locate(const MeshView<Type>& mesh, std::int32_t cell,
 
 }  // namespace detail
 
+void check_lookup_buffers(memory::ArrayView<const double> points, const LookupResult& result,
+                          int dimension, std::string_view who) {
+  const auto dim = static_cast<std::size_t>(dimension);
+  AFEM_EXPECTS(points.size() % dim == 0 && result.cells.size() == points.size() / dim &&
+                   result.coords.size() == points.size(),
+               std::string(who) + ": " + std::to_string(points.size()) + " point values, " +
+                   std::to_string(result.cells.size()) + " cell slots and " +
+                   std::to_string(result.coords.size()) + " coordinate slots do not match");
+}
+
 template <CellType Type>
 Mesh<Type>::Mesh(const MeshData& data, memory::Pool& pool, memory::Arena& scratch) : pool_(&pool) {
   AFEM_EXPECTS(data.cell_type == Type, "Mesh<" + std::string(name(Type)) + ">: the data holds " +
@@ -580,11 +590,7 @@ template <CellType Type>
 void Mesh<Type>::lookup(memory::ArrayView<const double> points, const LookupResult& result,
                         memory::Arena& scratch) const {
   const auto count = points.size() / dimension;
-  AFEM_EXPECTS(points.size() % dimension == 0 && result.cells.size() == count &&
-                   result.coords.size() == points.size(),
-               "Mesh::lookup: " + std::to_string(points.size()) + " point values, " +
-                   std::to_string(result.cells.size()) + " cell slots and " +
-                   std::to_string(result.coords.size()) + " coordinate slots do not match");
+  check_lookup_buffers(points, result, dimension, "Mesh::lookup");
   detail::BinGrid<dimension> grid{};
   for (int d = 0; d < dimension; ++d) {
     grid.origin[d] = bins_.origin[d];

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <span>
+#include <string_view>
 
 #include "geometry/mesh_data.hpp"
 #include "geometry/mesh_view.hpp"
@@ -20,6 +21,11 @@ struct LookupResult {
   memory::ArrayView<std::int32_t> cells;
   memory::ArrayView<double> coords;  ///< dimension per query point
 };
+
+/// Throws afem::Error, prefixed with `who`, unless `points` holds whole points of `dimension`
+/// values and `result` has one cell slot and one reference point per point.
+void check_lookup_buffers(memory::ArrayView<const double> points, const LookupResult& result,
+                          int dimension, std::string_view who);
 
 /// An unstructured mesh of triangles, quadrilaterals, tetrahedra or hexahedra in the memory of a
 /// Pool's device. Every buffer it keeps is a Temporary from that Pool, labelled "Mesh.<what>",

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "memory/arena.hpp"
+#include "memory/device_resource.hpp"
 #include "memory/temporary.hpp"
 #include "memory/thrust_allocator.hpp"
 #include "support/backend.hpp"
@@ -27,7 +28,7 @@ protected:
     if (!test::device_available()) {
       GTEST_SKIP() << "no device for this build's backend";
     }
-    pool_ = std::make_unique<Pool>(test::device_upstream(), PoolOptions{.name = "device"});
+    pool_ = std::make_unique<Pool>(device_resource(), PoolOptions{.name = "device"});
     arena_ = std::make_unique<Arena>(*pool_, ArenaOptions{"step", 16 * mib, 0});
   }
   void TearDown() override {

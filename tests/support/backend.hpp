@@ -10,8 +10,7 @@
 
 #include "memory/array_view.hpp"
 #include "memory/config.hpp"
-#include "memory/cuda_resource.hpp"
-#include "memory/host_resource.hpp"
+#include "memory/device_resource.hpp"
 
 #if AFEM_HAS_CUDA
 #include <cuda_runtime_api.h>
@@ -27,17 +26,6 @@ inline bool device_available() {
   return cudaGetDeviceCount(&count) == cudaSuccess && count > 0;
 #else
   return true;
-#endif
-}
-
-/// The upstream resource of this build's device memory: host memory on the CPU build, device 0 on
-/// the CUDA build.
-inline memory::UpstreamResource& device_upstream() {
-#if AFEM_HAS_CUDA
-  static memory::CudaAsyncResource resource(0);
-  return resource;
-#else
-  return memory::HostResource::instance();
 #endif
 }
 

@@ -9,6 +9,7 @@
 #include <memory>
 
 #include "memory/arena.hpp"
+#include "memory/device_resource.hpp"
 #include "memory/pool.hpp"
 #include "support/backend.hpp"
 
@@ -23,8 +24,8 @@ protected:
     if (!device_available()) {
       GTEST_SKIP() << "no device for this build's backend";
     }
-    pool_ =
-        std::make_unique<memory::Pool>(device_upstream(), memory::PoolOptions{.name = "backend"});
+    pool_ = std::make_unique<memory::Pool>(memory::device_resource(),
+                                           memory::PoolOptions{.name = "backend"});
     arena_ = std::make_unique<memory::Arena>(*pool_, memory::ArenaOptions{"step", 1 << 20, 0});
   }
   void TearDown() override {

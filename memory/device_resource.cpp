@@ -1,0 +1,18 @@
+#include "memory/device_resource.hpp"
+
+#include "memory/config.hpp"
+#include "memory/cuda_resource.hpp"
+#include "memory/host_resource.hpp"
+
+namespace afem::memory {
+
+UpstreamResource& device_resource() {
+#if AFEM_HAS_CUDA
+  static CudaAsyncResource resource(0);
+  return resource;
+#else
+  return HostResource::instance();
+#endif
+}
+
+}  // namespace afem::memory
