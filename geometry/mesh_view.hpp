@@ -21,6 +21,7 @@ namespace afem::geometry {
 template <CellType Type>
 struct MeshView {
   using Cell = ReferenceCell<Type>;
+  static constexpr CellType cell_type = Type;
   static constexpr int dimension = Cell::dimension;
   using Point = Eigen::Matrix<double, dimension, 1>;
   using Coords = Eigen::Matrix<double, dimension, 1>;          ///< reference coordinates in a cell

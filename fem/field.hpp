@@ -1,0 +1,124 @@
+#pragma once
+
+/// @file
+/// Fields an integrand can read at a sample: DiscreteField (a space and its dof values, owned in
+/// the pool) and AnalyticField (a callable of the position).
+
+#include <cstdint>
+#include <span>
+#include <string>
+
+#include "fem/detail/evaluate.hpp"
+#include "fem/sample.hpp"
+#include "fem/space.hpp"
+#include "memory/array_view.hpp"
+#include "memory/config.hpp"
+#include "memory/copy.hpp"
+#include "memory/error.hpp"
+#include "memory/temporary.hpp"
+
+namespace afem::fem {
+
+/// What kernels see of a DiscreteField: its space and dof values; value/grad/div at a sample.
+template <class SpaceViewType>
+struct DiscreteFieldView {
+  using SpaceView = SpaceViewType;
+  using Element = typename SpaceView::Element;
+  static constexpr int dim = SpaceView::dimension;
+  static constexpr int components = SpaceView::components;
+
+  SpaceView space;
+  memory::ArrayView<const double> dofs;
+
+  AFEM_HOST_DEVICE FieldValue<dim, components> value(const Sample<dim>& s) const {
+    double basis[Element::node_count];
+    Element::values(s.coords, basis);
+    FieldValue<dim, components> result{};
+    if constexpr (components == 1) {
+      result = 0.0;
+    } else {
+      result.setZero();
+    }
+    for (int k = 0; k < Element::node_count; ++k) {
+      const auto base = static_cast<std::size_t>(space.cell_node(s.cell, k)) * components;
+      if constexpr (components == 1) {
+        result += basis[k] * dofs[base];
+      } else {
+        for (int c = 0; c < components; ++c) {
+          result[c] += basis[k] * dofs[base + static_cast<std::size_t>(c)];
+        }
+      }
+    }
+    return result;
+  }
+  AFEM_HOST_DEVICE FieldGradient<dim, components> grad(const Sample<dim>& s) const {
+    const detail::Basis<Element> basis(s);
+    FieldGradient<dim, components> result = FieldGradient<dim, components>::Zero();
+    for (int k = 0; k < Element::node_count; ++k) {
+      const auto base = static_cast<std::size_t>(space.cell_node(s.cell, k)) * components;
+      if constexpr (components == 1) {
+        result += dofs[base] * basis.gradient[k];
+      } else {
+        for (int c = 0; c < components; ++c) {
+          result.row(c) +=
+              dofs[base + static_cast<std::size_t>(c)] * basis.gradient[k].transpose();
+        }
+      }
+    }
+    return result;
+  }
+  AFEM_HOST_DEVICE double div(const Sample<dim>& s) const {
+    static_assert(components == dim, "div() needs a field with one component per dimension");
+    return grad(s).trace();
+  }
+  AFEM_HOST_DEVICE FieldValue<dim, components> operator()(const Sample<dim>& s) const {
+    return value(s);
+  }
+};
+
+/// A field on a LagrangeSpace: owns its dof values ("DiscreteField.dofs" in the space's pool,
+/// zero-initialised) until destroyed.
+template <class Space>
+class DiscreteField {
+public:
+  using View = DiscreteFieldView<typename Space::View>;
+
+  explicit DiscreteField(const Space& space)
+      : space_(&space),
+        dofs_(memory::borrow_temporary<double>(space.pool(),
+                                               static_cast<std::size_t>(space.dof_count()),
+                                               "DiscreteField.dofs")) {
+    std::vector<double> zeros(dofs_.size(), 0.0);
+    memory::copy_to_device(dofs_.view(), std::span<const double>(zeros), space.pool().stream());
+    space.pool().stream().synchronize();
+  }
+
+  [[nodiscard]] const Space& space() const { return *space_; }
+  /// Dof values (node-major: node * components + component), in the backend's memory.
+  [[nodiscard]] memory::ArrayView<double> dofs() const { return dofs_.view(); }
+  [[nodiscard]] View view() const { return {space_->view(), dofs_.view()}; }
+
+private:
+  const Space* space_;
+  memory::Temporary<double> dofs_;
+};
+
+/// A field given by a callable of the position: `function(x)` returns a scalar or vector.
+template <class Function>
+struct AnalyticField {
+  Function function;
+
+  template <int D>
+  AFEM_HOST_DEVICE auto value(const Sample<D>& s) const {
+    return function(s.x);
+  }
+  template <int D>
+  AFEM_HOST_DEVICE auto operator()(const Sample<D>& s) const {
+    return function(s.x);
+  }
+};
+
+template <class Function>
+AnalyticField(Function) -> AnalyticField<Function>;
+
+}  // namespace afem::fem

@@ -1,0 +1,373 @@
+#pragma once
+
+/// @file
+/// integrate(): bilinear forms into a BsrMatrix, linear forms into a vector, and integrals into a
+/// value, over the samples of a Quadrature. Integrands are callables marked AFEM_HOST_DEVICE:
+///   bilinear  f(sample, test, trial, fields...) -> double
+///   linear    f(sample, test, fields...)        -> double
+///   integral  f(sample, fields...)              -> double or a fixed-size Eigen vector/matrix
+/// where test and trial are ShapeFunction accessors (value(), grad(), div()) and fields are
+/// DiscreteField views or AnalyticFields. All scratch comes from the step arena and is given back
+/// before returning; sums run in a fixed order (results do not depend on thread count).
+
+#include <thrust/copy.h>
+#include <thrust/count.h>
+#include <thrust/fill.h>
+#include <thrust/functional.h>
+#include <thrust/transform_reduce.h>
+#include <thrust/for_each.h>
+#include <thrust/iterator/counting_iterator.h>
+#include <thrust/reduce.h>
+#include <thrust/scan.h>
+#include <thrust/sequence.h>
+#include <thrust/sort.h>
+
+#include <cstdint>
+#include <limits>
+#include <string>
+#include <type_traits>
+
+#include "fem/bsr_matrix.hpp"
+#include "fem/detail/evaluate.hpp"
+#include "fem/detail/field_pack.hpp"
+#include "fem/detail/value_traits.hpp"
+#include "fem/field.hpp"
+#include "fem/sample.hpp"
+#include "fem/space_restriction.hpp"
+#include "memory/arena.hpp"
+#include "memory/error.hpp"
+#include "memory/thrust_allocator.hpp"
+#include "quadrature/quadrature.hpp"
+
+namespace afem::fem {
+
+namespace detail {
+
+template <class Restriction, class Domain>
+void check_restriction(const Restriction& restriction, const quadrature::Quadrature<Domain>& q,
+                       const char* role) {
+  static_assert(std::is_same_v<typename Restriction::DomainType::View, typename Domain::View>,
+                "integrate: the restriction's domain is of another kind or geometry type than "
+                "the quadrature's");
+  AFEM_EXPECTS(&restriction.domain().geometry() == &q.domain().geometry(),
+               std::string("integrate: the ") + role +
+                   " space is on another geometry than the quadrature's domain");
+  AFEM_EXPECTS(restriction.element_count() == q.domain().element_count(),
+               std::string("integrate: the ") + role + " restriction has " +
+                   std::to_string(restriction.element_count()) +
+                   " elements but the quadrature's domain has " +
+                   std::to_string(q.domain().element_count()) +
+                   "; rebuild the restriction after the domain changed");
+}
+
+/// Sums contiguous segments of `values` (B entries per triplet) taken in `order`: block b is the
+/// sum over order[starts[b] .. starts[b + 1]). Fixed order, no atomics.
+inline void gather_segments(memory::ArrayView<const double> values,
+                            memory::ArrayView<const std::int32_t> order,
+                            memory::ArrayView<const std::int32_t> starts, int width,
+                            memory::ArrayView<double> out, memory::Arena& scratch) {
+  auto policy = memory::arena_policy(scratch, "integrate.thrust");
+  const auto segments = static_cast<std::int32_t>(starts.size()) - 1;
+  thrust::for_each_n(policy, thrust::counting_iterator<std::int32_t>(0), segments,
+                     [=] AFEM_HOST_DEVICE(std::int32_t b) {
+                       const auto w = static_cast<std::size_t>(width);
+                       for (std::size_t k = 0; k < w; ++k) {
+                         double sum = 0.0;
+                         for (auto t = starts[static_cast<std::size_t>(b)];
+                              t < starts[static_cast<std::size_t>(b) + 1]; ++t) {
+                           sum += values[static_cast<std::size_t>(order[static_cast<std::size_t>(t)]) * w + k];
+                         }
+                         out[static_cast<std::size_t>(b) * w + k] = sum;
+                       }
+                     });
+}
+
+/// Builds the pattern and triplet plan of test x trial over the domain into `matrix`.
+template <int B, class TestElement, class TrialElement>
+void build_plan(BsrMatrix<B>& matrix, const RestrictionView& test, const RestrictionView& trial,
+                std::int32_t elements, const AssemblyKey& key, memory::Arena& scratch) {
+  constexpr int nt = TestElement::node_count;
+  constexpr int nu = TrialElement::node_count;
+  const memory::ArenaScope scope(scratch);
+  auto policy = memory::arena_policy(scratch, "integrate.thrust");
+  memory::Pool& pool = matrix.pool();
+  const auto total = static_cast<std::size_t>(key.triplets);
+  const std::int64_t cols = trial.node_count;
+  auto keys = memory::borrow_temporary<std::int64_t>(scratch, total, "integrate.triplet_keys");
+  auto heads = memory::borrow_temporary<std::int32_t>(scratch, total, "integrate.triplet_heads");
+  auto order = memory::borrow_temporary<std::int32_t>(pool, total, "BsrMatrix.triplet_order");
+  const memory::ArrayView<std::int64_t> k = keys.view();
+  const memory::ArrayView<std::int32_t> h = heads.view();
+  const memory::ArrayView<std::int32_t> o = order.view();
+  thrust::for_each_n(policy, thrust::counting_iterator<std::size_t>(0), total,
+                     [=] AFEM_HOST_DEVICE(std::size_t t) {
+                       const std::size_t e = t / (nt * nu);
+                       const std::size_t i = (t / nu) % nt;
+                       const std::size_t j = t % nu;
+                       const std::int64_t row = test.element_nodes[e * nt + i];
+                       const std::int64_t col = trial.element_nodes[e * nu + j];
+                       k[t] = row * cols + col;
+                       o[t] = static_cast<std::int32_t>(t);
+                     });
+  thrust::stable_sort_by_key(policy, k.begin(), k.end(), o.begin());
+  thrust::for_each_n(policy, thrust::counting_iterator<std::size_t>(0), total,
+                     [=] AFEM_HOST_DEVICE(std::size_t t) {
+                       h[t] = t == 0 || k[t] != k[t - 1] ? 1 : 0;
+                     });
+  const auto blocks =
+      static_cast<std::size_t>(thrust::count(policy, h.begin(), h.end(), std::int32_t{1}));
+  thrust::inclusive_scan(policy, h.begin(), h.end(), h.begin());
+  auto starts = memory::borrow_temporary<std::int32_t>(pool, blocks + 1, "BsrMatrix.block_starts");
+  auto columns = memory::borrow_temporary<std::int32_t>(pool, blocks, "BsrMatrix.columns");
+  auto offsets = memory::borrow_temporary<std::int32_t>(
+      pool, static_cast<std::size_t>(test.node_count) + 1, "BsrMatrix.offsets");
+  auto values = memory::borrow_temporary<double>(pool, blocks * B * B, "BsrMatrix.values");
+  const memory::ArrayView<std::int32_t> s = starts.view();
+  const memory::ArrayView<std::int32_t> c = columns.view();
+  const memory::ArrayView<std::int32_t> off = offsets.view();
+  thrust::for_each_n(policy, thrust::counting_iterator<std::size_t>(0), total,
+                     [=] AFEM_HOST_DEVICE(std::size_t t) {
+                       if (t == 0 || h[t] != h[t - 1]) {
+                         const auto b = static_cast<std::size_t>(h[t] - 1);
+                         s[b] = static_cast<std::int32_t>(t);
+                         c[b] = static_cast<std::int32_t>(k[t] % cols);
+                       }
+                     });
+  const auto block_count = static_cast<std::int32_t>(blocks);
+  const auto total_triplets = static_cast<std::int32_t>(total);
+  thrust::for_each_n(policy, thrust::counting_iterator<std::int32_t>(0), test.node_count + 1,
+                     [=] AFEM_HOST_DEVICE(std::int32_t r) {
+                       if (r == 0) {
+                         s[static_cast<std::size_t>(block_count)] = total_triplets;
+                       }
+                       const std::int64_t first = static_cast<std::int64_t>(r) * cols;
+                       std::int32_t lo = 0;
+                       std::int32_t hi = block_count;
+                       while (lo < hi) {
+                         const std::int32_t mid = lo + (hi - lo) / 2;
+                         if (k[static_cast<std::size_t>(s[static_cast<std::size_t>(mid)])] < first) {
+                           lo = mid + 1;
+                         } else {
+                           hi = mid;
+                         }
+                       }
+                       off[static_cast<std::size_t>(r)] = lo;
+                     });
+  (void)elements;
+  matrix.set_pattern(test.node_count, trial.node_count, std::move(offsets), std::move(columns),
+                     std::move(values));
+  matrix.set_plan(key, std::move(order), std::move(starts));
+}
+
+}  // namespace detail
+
+/// Assembles the bilinear form sum over samples of weight * f(sample, test_i, trial_j, fields...)
+/// into `matrix` (rows: test nodes, columns: trial nodes, B = components). The pattern and its
+/// triplet plan (sort of the element triplets by row and column) are built on the first call and
+/// whenever a restriction was rebuilt; later calls only compute element matrices into the arena
+/// and sum each block's triplets in element order.
+template <int B, quadrature::Domain Domain, class Test, class Trial, class Integrand,
+          class... Fields>
+void integrate(BsrMatrix<B>& matrix, const quadrature::Quadrature<Domain>& quadrature,
+               const Test& test, const Trial& trial, const Integrand& integrand,
+               memory::Arena& scratch, const Fields&... fields) {
+  constexpr int dim = Domain::dimension;
+  using TestElement = typename Test::Element;
+  using TrialElement = typename Trial::Element;
+  using TestFunction = ShapeFunction<dim, Test::components>;
+  using TrialFunction = ShapeFunction<dim, Trial::components>;
+  static_assert(Test::components == B && Trial::components == B,
+                "integrate (bilinear form): the matrix's block size must equal the number of "
+                "components of the test and trial spaces");
+  static_assert(std::is_invocable_v<const Integrand&, const Sample<dim>&, const TestFunction&,
+                                    const TrialFunction&, const detail::FieldArgument<Fields>&...>,
+                "integrate (bilinear form): the integrand must be callable as "
+                "f(sample, test, trial, fields...)");
+  static_assert(std::is_convertible_v<std::invoke_result_t<const Integrand&, const Sample<dim>&,
+                                                           const TestFunction&,
+                                                           const TrialFunction&,
+                                                           const detail::FieldArgument<Fields>&...>,
+                                      double>,
+                "integrate (bilinear form): the integrand must return a scalar");
+  detail::check_restriction(test, quadrature, "test");
+  detail::check_restriction(trial, quadrature, "trial");
+  constexpr int nt = TestElement::node_count;
+  constexpr int nu = TrialElement::node_count;
+  const std::int32_t elements = quadrature.domain().element_count();
+  const std::int64_t triplets = static_cast<std::int64_t>(elements) * nt * nu;
+  AFEM_EXPECTS(triplets < std::numeric_limits<std::int32_t>::max(),
+               "integrate: " + std::to_string(triplets) +
+                   " element triplets overflow 32-bit triplet indices; split the domain");
+  const AssemblyKey key{test.version(), trial.version(), triplets};
+  if (!(matrix.plan_key() == key)) {
+    detail::build_plan<B, TestElement, TrialElement>(matrix, test.view(), trial.view(), elements,
+                                                      key, scratch);
+  }
+  const memory::ArenaScope scope(scratch);
+  auto policy = memory::arena_policy(scratch, "integrate.thrust");
+  auto element_values = memory::borrow_temporary<double>(
+      scratch, static_cast<std::size_t>(triplets) * B * B, "integrate.element_matrices");
+  const memory::ArrayView<double> out = element_values.view();
+  const auto domain = quadrature.domain().view();
+  const quadrature::QuadratureView q = quadrature.view();
+  const auto pack = detail::make_field_pack(fields...);
+  thrust::for_each_n(
+      policy, thrust::counting_iterator<std::int32_t>(0), elements,
+      [=] AFEM_HOST_DEVICE(std::int32_t e) {
+        double* block = &out[static_cast<std::size_t>(e) * nt * nu * B * B];
+        for (int i = 0; i < nt * nu * B * B; ++i) {
+          block[i] = 0.0;
+        }
+        for (std::int32_t p = 0; p < q.points_per_element(); ++p) {
+          const Sample<dim> s = detail::make_sample(domain, q, e, p);
+          const detail::Basis<TestElement> test_basis(s);
+          const detail::Basis<TrialElement> trial_basis(s);
+          for (int i = 0; i < nt; ++i) {
+            for (int ci = 0; ci < B; ++ci) {
+              const TestFunction v{test_basis.value[i], test_basis.gradient[i], ci};
+              for (int j = 0; j < nu; ++j) {
+                for (int cj = 0; cj < B; ++cj) {
+                  const TrialFunction u{trial_basis.value[j], trial_basis.gradient[j], cj};
+                  block[((i * nu + j) * B + ci) * B + cj] +=
+                      s.weight * static_cast<double>(pack.call(integrand, s, v, u));
+                }
+              }
+            }
+          }
+        }
+      });
+  detail::gather_segments(out, matrix.triplet_order(), matrix.block_starts(), B * B,
+                          matrix.view().values, scratch);
+}
+
+/// Assembles the linear form sum over samples of weight * f(sample, test_i, fields...) into
+/// `vector` (test.node_count() * components entries, overwritten; entries of nodes no element
+/// touches become 0). Element vectors are summed per node in element order.
+template <quadrature::Domain Domain, class Test, class Integrand, class... Fields>
+void integrate(memory::ArrayView<double> vector, const quadrature::Quadrature<Domain>& quadrature,
+               const Test& test, const Integrand& integrand, memory::Arena& scratch,
+               const Fields&... fields) {
+  constexpr int dim = Domain::dimension;
+  constexpr int C = Test::components;
+  using Element = typename Test::Element;
+  using TestFunction = ShapeFunction<dim, C>;
+  static_assert(std::is_invocable_v<const Integrand&, const Sample<dim>&, const TestFunction&,
+                                    const detail::FieldArgument<Fields>&...>,
+                "integrate (linear form): the integrand must be callable as "
+                "f(sample, test, fields...)");
+  static_assert(std::is_convertible_v<std::invoke_result_t<const Integrand&, const Sample<dim>&,
+                                                           const TestFunction&,
+                                                           const detail::FieldArgument<Fields>&...>,
+                                      double>,
+                "integrate (linear form): the integrand must return a scalar");
+  detail::check_restriction(test, quadrature, "test");
+  detail::check_size(vector.size(), static_cast<std::int64_t>(test.node_count()) * C,
+                     "integrate (linear form)");
+  constexpr int nt = Element::node_count;
+  const std::int32_t elements = quadrature.domain().element_count();
+  const auto pairs = static_cast<std::size_t>(elements) * nt;
+  const memory::ArenaScope scope(scratch);
+  auto policy = memory::arena_policy(scratch, "integrate.thrust");
+  auto element_values =
+      memory::borrow_temporary<double>(scratch, pairs * C, "integrate.element_vectors");
+  auto nodes = memory::borrow_temporary<std::int32_t>(scratch, pairs, "integrate.pair_nodes");
+  auto order = memory::borrow_temporary<std::int32_t>(scratch, pairs, "integrate.pair_order");
+  const memory::ArrayView<double> out = element_values.view();
+  const memory::ArrayView<std::int32_t> node = nodes.view();
+  const memory::ArrayView<std::int32_t> index = order.view();
+  const auto domain = quadrature.domain().view();
+  const quadrature::QuadratureView q = quadrature.view();
+  const RestrictionView restriction = test.view();
+  const auto pack = detail::make_field_pack(fields...);
+  thrust::for_each_n(policy, thrust::counting_iterator<std::int32_t>(0), elements,
+                     [=] AFEM_HOST_DEVICE(std::int32_t e) {
+                       double* local = &out[static_cast<std::size_t>(e) * nt * C];
+                       for (int i = 0; i < nt * C; ++i) {
+                         local[i] = 0.0;
+                       }
+                       for (std::int32_t p = 0; p < q.points_per_element(); ++p) {
+                         const Sample<dim> s = detail::make_sample(domain, q, e, p);
+                         const detail::Basis<Element> basis(s);
+                         for (int i = 0; i < nt; ++i) {
+                           for (int c = 0; c < C; ++c) {
+                             const TestFunction v{basis.value[i], basis.gradient[i], c};
+                             local[i * C + c] +=
+                                 s.weight * static_cast<double>(pack.call(integrand, s, v));
+                           }
+                         }
+                       }
+                     });
+  thrust::copy(policy, restriction.element_nodes.begin(), restriction.element_nodes.end(),
+               node.begin());
+  thrust::sequence(policy, index.begin(), index.end());
+  thrust::stable_sort_by_key(policy, node.begin(), node.end(), index.begin());
+  thrust::fill(policy, vector.begin(), vector.end(), 0.0);
+  thrust::for_each_n(policy, thrust::counting_iterator<std::size_t>(0), pairs,
+                     [=] AFEM_HOST_DEVICE(std::size_t t) {
+                       if (t > 0 && node[t - 1] == node[t]) {
+                         return;  // the first pair of each node sums the node's segment
+                       }
+                       const auto n = static_cast<std::size_t>(node[t]);
+                       for (int c = 0; c < C; ++c) {
+                         double sum = 0.0;
+                         for (std::size_t u = t; u < pairs && node[u] == node[t]; ++u) {
+                           sum += out[static_cast<std::size_t>(index[u]) * C +
+                                      static_cast<std::size_t>(c)];
+                         }
+                         vector[n * C + static_cast<std::size_t>(c)] = sum;
+                       }
+                     });
+}
+
+/// The integral sum over samples of weight * f(sample, fields...): a scalar, or a fixed-size
+/// Eigen vector or matrix summed entry by entry. Element sums are reduced in a fixed order.
+template <quadrature::Domain Domain, class Integrand, class... Fields>
+auto integrate(const quadrature::Quadrature<Domain>& quadrature, const Integrand& integrand,
+               memory::Arena& scratch, const Fields&... fields) {
+  constexpr int dim = Domain::dimension;
+  static_assert(std::is_invocable_v<const Integrand&, const Sample<dim>&,
+                                    const detail::FieldArgument<Fields>&...>,
+                "integrate (integral): the integrand must be callable as f(sample, fields...)");
+  using Result = std::decay_t<std::invoke_result_t<const Integrand&, const Sample<dim>&,
+                                                   const detail::FieldArgument<Fields>&...>>;
+  static_assert(detail::IntegrandValue<Result>,
+                "integrate (integral): the integrand must return a scalar or a fixed-size Eigen "
+                "vector or matrix");
+  using Traits = detail::ValueTraits<Result>;
+  constexpr int width = Traits::size;
+  const std::int32_t elements = quadrature.domain().element_count();
+  const memory::ArenaScope scope(scratch);
+  auto policy = memory::arena_policy(scratch, "integrate.thrust");
+  auto sums = memory::borrow_temporary<double>(
+      scratch, static_cast<std::size_t>(elements) * width, "integrate.element_sums");
+  const memory::ArrayView<double> out = sums.view();
+  const auto domain = quadrature.domain().view();
+  const quadrature::QuadratureView q = quadrature.view();
+  const auto pack = detail::make_field_pack(fields...);
+  thrust::for_each_n(policy, thrust::counting_iterator<std::int32_t>(0), elements,
+                     [=] AFEM_HOST_DEVICE(std::int32_t e) {
+                       double* local = &out[static_cast<std::size_t>(e) * width];
+                       for (int c = 0; c < width; ++c) {
+                         local[c] = 0.0;
+                       }
+                       for (std::int32_t p = 0; p < q.points_per_element(); ++p) {
+                         const Sample<dim> s = detail::make_sample(domain, q, e, p);
+                         double value[width];
+                         Traits::store(static_cast<Result>(pack.call(integrand, s)), value);
+                         for (int c = 0; c < width; ++c) {
+                           local[c] += s.weight * value[c];
+                         }
+                       }
+                     });
+  double total[width];
+  for (int c = 0; c < width; ++c) {
+    total[c] = thrust::transform_reduce(
+        policy, thrust::counting_iterator<std::size_t>(0),
+        thrust::counting_iterator<std::size_t>(static_cast<std::size_t>(elements)),
+        [=] AFEM_HOST_DEVICE(std::size_t e) { return out[e * width + static_cast<std::size_t>(c)]; },
+        0.0, thrust::plus<double>());
+  }
+  return Traits::load(total);
+}
+
+}  // namespace afem::fem

@@ -1,0 +1,193 @@
+// Space topology: node numbering on the backend. Compiled by nvcc in the CUDA build.
+#include "fem/space.hpp"
+
+#include <thrust/copy.h>
+#include <thrust/count.h>
+#include <thrust/for_each.h>
+#include <thrust/iterator/counting_iterator.h>
+#include <thrust/scan.h>
+#include <thrust/sequence.h>
+#include <thrust/sort.h>
+
+#include <limits>
+#include <string>
+
+#include "fem/detail/cell_vertices.hpp"
+#include "geometry/grid.hpp"
+#include "geometry/mesh.hpp"
+#include "memory/error.hpp"
+#include "memory/thrust_allocator.hpp"
+
+namespace afem::fem::detail {
+
+namespace {
+
+/// Sorted global vertices of an entity, padded with INT32_MAX; compared lexicographically.
+struct EntityKey {
+  std::int32_t vertex[4];
+};
+
+struct EntityKeyLess {
+  AFEM_HOST_DEVICE bool operator()(const EntityKey& a, const EntityKey& b) const {
+    for (int k = 0; k < 4; ++k) {
+      if (a.vertex[k] != b.vertex[k]) {
+        return a.vertex[k] < b.vertex[k];
+      }
+    }
+    return false;
+  }
+};
+
+/// Numbers the entities carrying local nodes [first, first + per_cell) of every cell: equal
+/// vertex sets get one number. Writes node `offset + number` into `cell_nodes`; returns how many
+/// distinct entities there are.
+template <class Element, class View>
+std::int32_t number_entities(const View& view, memory::ArrayView<std::int32_t> cell_nodes,
+                             int first, int per_cell, std::int32_t offset,
+                             memory::Arena& scratch) {
+  constexpr int npc = Element::node_count;
+  const std::int32_t cells = view.cell_count();
+  const std::int32_t n = cells * per_cell;
+  if (n == 0) {
+    return 0;
+  }
+  auto policy = memory::arena_policy(scratch, "LagrangeSpace.thrust");
+  auto keys = memory::borrow_temporary<EntityKey>(scratch, static_cast<std::size_t>(n),
+                                                  "LagrangeSpace.entity_keys");
+  auto order = memory::borrow_temporary<std::int32_t>(scratch, static_cast<std::size_t>(n),
+                                                      "LagrangeSpace.entity_order");
+  auto heads = memory::borrow_temporary<std::int32_t>(scratch, static_cast<std::size_t>(n),
+                                                      "LagrangeSpace.entity_heads");
+  const memory::ArrayView<EntityKey> key = keys.view();
+  const memory::ArrayView<std::int32_t> index = order.view();
+  const memory::ArrayView<std::int32_t> head = heads.view();
+  const thrust::counting_iterator<std::int32_t> start(0);
+  thrust::for_each_n(policy, start, n, [=] AFEM_HOST_DEVICE(std::int32_t i) {
+    const std::int32_t cell = i / per_cell;
+    const int local = first + i % per_cell;
+    EntityKey k{{std::numeric_limits<std::int32_t>::max(), std::numeric_limits<std::int32_t>::max(),
+                 std::numeric_limits<std::int32_t>::max(),
+                 std::numeric_limits<std::int32_t>::max()}};
+    const int count = Element::node_vertex_count(local);
+    for (int v = 0; v < count; ++v) {
+      std::int32_t value = cell_vertex_index(view, cell, Element::node_vertex(local, v));
+      for (int j = 0; j < v; ++j) {  // insertion into the sorted prefix
+        if (value < k.vertex[j]) {
+          const std::int32_t t = k.vertex[j];
+          k.vertex[j] = value;
+          value = t;
+        }
+      }
+      k.vertex[v] = value;
+    }
+    key[static_cast<std::size_t>(i)] = k;
+    index[static_cast<std::size_t>(i)] = i;
+  });
+  thrust::sort_by_key(policy, key.begin(), key.end(), index.begin(), EntityKeyLess{});
+  thrust::for_each_n(policy, start, n, [=] AFEM_HOST_DEVICE(std::int32_t i) {
+    const auto s = static_cast<std::size_t>(i);
+    const EntityKeyLess less;
+    head[s] = i == 0 || less(key[s - 1], key[s]) ? 1 : 0;
+  });
+  const auto distinct = static_cast<std::int32_t>(
+      thrust::count(policy, head.begin(), head.end(), std::int32_t{1}));
+  thrust::inclusive_scan(policy, head.begin(), head.end(), head.begin());
+  thrust::for_each_n(policy, start, n, [=] AFEM_HOST_DEVICE(std::int32_t i) {
+    const std::int32_t pair = index[static_cast<std::size_t>(i)];
+    const std::int32_t cell = pair / per_cell;
+    const int local = first + pair % per_cell;
+    cell_nodes[static_cast<std::size_t>(cell) * npc + static_cast<std::size_t>(local)] =
+        offset + head[static_cast<std::size_t>(i)] - 1;
+  });
+  return distinct;
+}
+
+}  // namespace
+
+template <geometry::Geometry G, int Degree>
+SpaceTopology build_space_topology(const G& geometry, memory::Pool& pool,
+                                   memory::Arena& scratch) {
+  using View = typename G::View;
+  using Element = LagrangeElement<View::cell_type, Degree>;
+  constexpr int npc = Element::node_count;
+  constexpr int nv = Element::Cell::vertex_count;
+  const View view = geometry.view();
+  const std::int32_t cells = view.cell_count();
+  AFEM_EXPECTS(static_cast<std::int64_t>(cells) * npc < std::numeric_limits<std::int32_t>::max(),
+               "LagrangeSpace: " + std::to_string(cells) + " cells of " + std::to_string(npc) +
+                   " nodes overflow 32-bit node indices");
+  const memory::ArenaScope scope(scratch);
+  auto policy = memory::arena_policy(scratch, "LagrangeSpace.thrust");
+  const auto pairs = static_cast<std::size_t>(cells) * npc;
+
+  SpaceTopology topology;
+  auto cell_nodes_slot =
+      memory::borrow_temporary<std::int32_t>(pool, pairs, "LagrangeSpace.cell_nodes");
+  const memory::ArrayView<std::int32_t> cell_nodes = cell_nodes_slot.view();
+  const thrust::counting_iterator<std::int32_t> start(0);
+  thrust::for_each_n(policy, start, cells, [=] AFEM_HOST_DEVICE(std::int32_t c) {
+    for (int v = 0; v < nv; ++v) {
+      cell_nodes[static_cast<std::size_t>(c) * npc + static_cast<std::size_t>(v)] =
+          cell_vertex_index(view, c, v);
+    }
+  });
+  std::int32_t next = geometry.vertex_count();
+  if constexpr (Element::edge_nodes > 0) {
+    next += number_entities<Element>(view, cell_nodes, nv, Element::edge_nodes, next, scratch);
+  }
+  if constexpr (Element::face_nodes > 0) {
+    next += number_entities<Element>(view, cell_nodes, nv + Element::edge_nodes,
+                                     Element::face_nodes, next, scratch);
+  }
+  if constexpr (Element::interior_nodes > 0) {
+    const std::int32_t first_interior = next;
+    thrust::for_each_n(policy, start, cells, [=] AFEM_HOST_DEVICE(std::int32_t c) {
+      cell_nodes[static_cast<std::size_t>(c) * npc + npc - 1] = first_interior + c;
+    });
+    next += cells;
+  }
+
+  // One (cell, local) pair per node: the first in a stable sort of the pairs by node.
+  auto node_cell_local =
+      memory::borrow_temporary<std::int32_t>(pool, static_cast<std::size_t>(next),
+                                             "LagrangeSpace.node_cell_local");
+  if (pairs > 0) {
+    auto nodes = memory::borrow_temporary<std::int32_t>(scratch, pairs, "LagrangeSpace.pair_nodes");
+    auto order = memory::borrow_temporary<std::int32_t>(scratch, pairs, "LagrangeSpace.pair_order");
+    const memory::ArrayView<std::int32_t> node = nodes.view();
+    const memory::ArrayView<std::int32_t> index = order.view();
+    const memory::ArrayView<std::int32_t> representative = node_cell_local.view();
+    thrust::copy(policy, cell_nodes.begin(), cell_nodes.end(), node.begin());
+    thrust::sequence(policy, index.begin(), index.end());
+    thrust::stable_sort_by_key(policy, node.begin(), node.end(), index.begin());
+    thrust::for_each_n(policy, start, static_cast<std::int32_t>(pairs),
+                       [=] AFEM_HOST_DEVICE(std::int32_t i) {
+                         const auto s = static_cast<std::size_t>(i);
+                         if (i == 0 || node[s - 1] != node[s]) {
+                           representative[static_cast<std::size_t>(node[s])] = index[s];
+                         }
+                       });
+  }
+  memory::replace_owned(topology.cell_nodes, std::move(cell_nodes_slot));
+  memory::replace_owned(topology.node_cell_local, std::move(node_cell_local));
+  topology.node_count = next;
+  return topology;
+}
+
+#define AFEM_INSTANTIATE_SPACE(G, DEGREE)                                                     \
+  template SpaceTopology build_space_topology<G, DEGREE>(const G&, memory::Pool&, memory::Arena&);
+AFEM_INSTANTIATE_SPACE(geometry::Grid2D, 1)
+AFEM_INSTANTIATE_SPACE(geometry::Grid2D, 2)
+AFEM_INSTANTIATE_SPACE(geometry::Grid3D, 1)
+AFEM_INSTANTIATE_SPACE(geometry::Grid3D, 2)
+AFEM_INSTANTIATE_SPACE(geometry::Trimesh, 1)
+AFEM_INSTANTIATE_SPACE(geometry::Trimesh, 2)
+AFEM_INSTANTIATE_SPACE(geometry::Quadmesh, 1)
+AFEM_INSTANTIATE_SPACE(geometry::Quadmesh, 2)
+AFEM_INSTANTIATE_SPACE(geometry::Tetmesh, 1)
+AFEM_INSTANTIATE_SPACE(geometry::Tetmesh, 2)
+AFEM_INSTANTIATE_SPACE(geometry::Hexmesh, 1)
+AFEM_INSTANTIATE_SPACE(geometry::Hexmesh, 2)
+#undef AFEM_INSTANTIATE_SPACE
+
+}  // namespace afem::fem::detail

@@ -1,0 +1,118 @@
+#pragma once
+
+/// @file
+/// Quadrature over a domain: the same reference points and weights in every element, held in the
+/// backend's memory. RegularQuadrature takes a Gauss rule of a given order; ExplicitQuadrature
+/// takes the caller's points and weights.
+
+#include <cstdint>
+#include <span>
+#include <string>
+
+#include "memory/array_view.hpp"
+#include "memory/config.hpp"
+#include "memory/copy.hpp"
+#include "memory/error.hpp"
+#include "memory/pool.hpp"
+#include "memory/replace_owned.hpp"
+#include "memory/temporary.hpp"
+#include "quadrature/domain.hpp"
+#include "quadrature/reference_rule.hpp"
+
+namespace afem::quadrature {
+
+/// What kernels see of a quadrature: `points_per_element` reference points (`dimension`
+/// coordinates each, cell coordinates for cell domains, side coordinates for side domains) and
+/// their weights, the same in every element.
+struct QuadratureView {
+  memory::ArrayView<const double> points;
+  memory::ArrayView<const double> weights;
+  std::int32_t dimension = 0;
+
+  AFEM_HOST_DEVICE std::int32_t points_per_element() const {
+    return static_cast<std::int32_t>(weights.size());
+  }
+  AFEM_HOST_DEVICE double coordinate(std::int32_t point, int axis) const {
+    return points[static_cast<std::size_t>(point) * static_cast<std::size_t>(dimension) +
+                  static_cast<std::size_t>(axis)];
+  }
+  AFEM_HOST_DEVICE double weight(std::int32_t point) const {
+    return weights[static_cast<std::size_t>(point)];
+  }
+};
+
+/// The reference shape a domain's elements are: the cell shape, or the side shape.
+template <Domain D>
+Shape element_shape() {
+  return D::kind == ElementKind::cell ? cell_shape(D::cell_type) : side_shape(D::cell_type);
+}
+
+/// A quadrature over a domain; owns its points and weights ("Quadrature.points",
+/// "Quadrature.weights" in the pool) until destroyed.
+template <Domain D>
+class Quadrature {
+public:
+  using DomainType = D;
+
+  /// The caller's reference points (`dimension of the element shape` coordinates each) and
+  /// weights, used in every element of `domain`. Throws afem::Error when the sizes disagree.
+  Quadrature(const D& domain, std::span<const double> points, std::span<const double> weights,
+             memory::Pool& pool, int order = 0)
+      : domain_(&domain), order_(order) {
+    const int dim = quadrature::dimension(element_shape<D>());
+    AFEM_EXPECTS(!weights.empty() && points.size() == weights.size() * static_cast<std::size_t>(dim),
+                 "Quadrature: " + std::to_string(points.size()) + " coordinates for " +
+                     std::to_string(weights.size()) + " weights, expected " + std::to_string(dim) +
+                     " per point and at least one point");
+    auto fresh_points = memory::borrow_temporary<double>(pool, points.size(), "Quadrature.points");
+    auto fresh_weights =
+        memory::borrow_temporary<double>(pool, weights.size(), "Quadrature.weights");
+    const memory::Stream stream = pool.stream();
+    memory::copy_to_device(fresh_points.view(), points, stream);
+    memory::copy_to_device(fresh_weights.view(), weights, stream);
+    stream.synchronize();
+    memory::replace_owned(points_, std::move(fresh_points));
+    memory::replace_owned(weights_, std::move(fresh_weights));
+    dimension_ = dim;
+  }
+
+  [[nodiscard]] const D& domain() const { return *domain_; }
+  [[nodiscard]] int order() const { return order_; }
+  [[nodiscard]] std::int32_t points_per_element() const {
+    return static_cast<std::int32_t>(weights_.size());
+  }
+  [[nodiscard]] QuadratureView view() const {
+    return {points_.view(), weights_.view(), dimension_};
+  }
+
+private:
+  const D* domain_;
+  int order_ = 0;
+  std::int32_t dimension_ = 0;
+  memory::Temporary<double> points_;
+  memory::Temporary<double> weights_;
+};
+
+/// Gauss quadrature exact to `order` on every element of `domain` (tensor Gauss-Legendre on
+/// quadrilaterals and hexahedra, simplex rules on triangles and tetrahedra).
+template <Domain D>
+class RegularQuadrature : public Quadrature<D> {
+public:
+  RegularQuadrature(const D& domain, int order, memory::Pool& pool)
+      : RegularQuadrature(domain, reference_rule(element_shape<D>(), order), pool) {}
+
+private:
+  RegularQuadrature(const D& domain, const ReferenceRule& rule, memory::Pool& pool)
+      : Quadrature<D>(domain, rule.points, rule.weights, pool, rule.order) {}
+};
+
+/// The caller's points and weights in every element of `domain` (see Quadrature's constructor).
+template <Domain D>
+class ExplicitQuadrature : public Quadrature<D> {
+public:
+  ExplicitQuadrature(const D& domain, std::span<const double> points,
+                     std::span<const double> weights, memory::Pool& pool)
+      : Quadrature<D>(domain, points, weights, pool) {}
+};
+
+}  // namespace afem::quadrature

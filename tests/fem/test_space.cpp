@@ -1,0 +1,193 @@
+// Lagrange spaces: node counts, shared nodes, exact reproduction of polynomials of the space's
+// degree, boundary dofs, partitions and restrictions.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <vector>
+
+#include "fem/boundary.hpp"
+#include "fem/field.hpp"
+#include "fem/interpolate.hpp"
+#include "fem/space.hpp"
+#include "fem/space_partition.hpp"
+#include "fem/space_restriction.hpp"
+#include "geometry/grid.hpp"
+#include "geometry/mesh.hpp"
+#include "quadrature/domain.hpp"
+#include "quadrature/quadrature.hpp"
+#include "support/backend.hpp"
+#include "support/backend_test.hpp"
+#include "unit_box.hpp"
+
+namespace afem::fem {
+namespace {
+
+/// A polynomial of total degree `degree` (P and Q spaces of that degree reproduce it).
+template <int D>
+struct Polynomial {
+  int degree;
+  AFEM_HOST_DEVICE double operator()(const Eigen::Matrix<double, D, 1>& x) const {
+    double value = 0.5;
+    for (int d = 0; d < D; ++d) {
+      value += (d + 1) * 0.25 * x[d];
+      if (degree == 2) {
+        value += (d + 2) * 0.125 * x[d] * x[d];
+        if (d > 0) {
+          value -= 0.375 * x[d] * x[d - 1];
+        }
+      }
+    }
+    return value;
+  }
+};
+
+template <int D>
+struct AtPosition {
+  Polynomial<D> p;
+  AFEM_HOST_DEVICE double operator()(const Sample<D>& s) const { return p(s.x); }
+};
+
+template <int D>
+struct FieldError {
+  Polynomial<D> p;
+  template <class Field>
+  AFEM_HOST_DEVICE double operator()(const Sample<D>& s, const Field& f) const {
+    return f.value(s) - p(s.x);
+  }
+};
+
+template <int D>
+struct Position {
+  AFEM_HOST_DEVICE Eigen::Matrix<double, D, 1> operator()(const Sample<D>& s) const { return s.x; }
+};
+
+template <class G, int Degree>
+struct Case {
+  using Geometry = G;
+  static constexpr int degree = Degree;
+};
+
+template <class C>
+class SpaceTest : public test::BackendTest {};
+
+using Cases = ::testing::Types<
+    Case<geometry::Grid2D, 1>, Case<geometry::Grid2D, 2>, Case<geometry::Grid3D, 1>,
+    Case<geometry::Grid3D, 2>, Case<geometry::Trimesh, 1>, Case<geometry::Trimesh, 2>,
+    Case<geometry::Quadmesh, 1>, Case<geometry::Quadmesh, 2>, Case<geometry::Tetmesh, 1>,
+    Case<geometry::Tetmesh, 2>, Case<geometry::Hexmesh, 1>, Case<geometry::Hexmesh, 2>>;
+TYPED_TEST_SUITE(SpaceTest, Cases);
+
+/// Closed-form node count on the unit box with n cells per axis.
+template <class G, int Degree>
+std::int64_t expected_nodes(std::int64_t n) {
+  constexpr int dim = G::dimension;
+  constexpr auto type = G::View::cell_type;
+  if constexpr (type == geometry::CellType::quadrilateral ||
+                type == geometry::CellType::hexahedron) {
+    return static_cast<std::int64_t>(std::pow(Degree * n + 1, dim));
+  } else if (Degree == 1) {
+    return static_cast<std::int64_t>(std::pow(n + 1, dim));
+  } else if constexpr (dim == 2) {
+    // vertices + axis edges + one diagonal per square
+    return (n + 1) * (n + 1) + 2 * n * (n + 1) + n * n;
+  } else {
+    // vertices + axis edges + one diagonal per face square + one body diagonal per cube
+    return (n + 1) * (n + 1) * (n + 1) + 3 * n * (n + 1) * (n + 1) + 3 * n * n * (n + 1) +
+           n * n * n;
+  }
+}
+
+TYPED_TEST(SpaceTest, NumbersNodesOncePerEntity) {
+  using G = typename TypeParam::Geometry;
+  for (const std::int32_t n : {1, 3}) {
+    auto geometry = test::UnitBox<G>::make(n, *this->pool_, *this->arena_);
+    const LagrangeSpace<G, TypeParam::degree> space(*geometry, *this->pool_, *this->arena_);
+    EXPECT_EQ(space.node_count(), (expected_nodes<G, TypeParam::degree>(n)));
+    // Every node is used, and each cell's nodes are distinct.
+    using Element = typename decltype(space)::Element;
+    const auto cell_nodes = test::copy_to_host(space.view().cell_nodes);
+    std::vector<int> used(static_cast<std::size_t>(space.node_count()), 0);
+    for (std::size_t c = 0; c < cell_nodes.size() / Element::node_count; ++c) {
+      for (int a = 0; a < Element::node_count; ++a) {
+        const std::int32_t node = cell_nodes[c * Element::node_count + a];
+        ASSERT_GE(node, 0);
+        ASSERT_LT(node, space.node_count());
+        used[static_cast<std::size_t>(node)] = 1;
+        for (int b = 0; b < a; ++b) {
+          EXPECT_NE(node, cell_nodes[c * Element::node_count + b]);
+        }
+      }
+    }
+    for (const int u : used) {
+      EXPECT_EQ(u, 1);
+    }
+  }
+}
+
+TYPED_TEST(SpaceTest, ReproducesPolynomialsOfItsDegree) {
+  using G = typename TypeParam::Geometry;
+  constexpr int dim = G::dimension;
+  auto geometry = test::UnitBox<G>::make(3, *this->pool_, *this->arena_);
+  const LagrangeSpace<G, TypeParam::degree> space(*geometry, *this->pool_, *this->arena_);
+  DiscreteField field(space);
+  const Polynomial<dim> p{TypeParam::degree};
+  interpolate(field, AtPosition<dim>{p}, *this->arena_);
+  const quadrature::Cells cells(*geometry);
+  const quadrature::RegularQuadrature q(cells, 4, *this->pool_);
+  const auto elements = static_cast<std::size_t>(cells.element_count());
+  const auto points = static_cast<std::size_t>(q.points_per_element());
+  memory::Temporary<double> errors =
+      memory::borrow_temporary<double>(*this->pool_, elements * points, "test.errors");
+  interpolate(errors.view(), q, FieldError<dim>{p}, *this->arena_, field);
+  for (const double e : test::copy_to_host(memory::ArrayView<const double>(errors.view()))) {
+    ASSERT_NEAR(e, 0.0, 1e-12);
+  }
+  // One degree higher is not reproduced (the test can fail).
+  if constexpr (TypeParam::degree == 1) {
+    interpolate(errors.view(), q, FieldError<dim>{Polynomial<dim>{2}}, *this->arena_, field);
+    double largest = 0.0;
+    for (const double e : test::copy_to_host(memory::ArrayView<const double>(errors.view()))) {
+      largest = std::max(largest, std::abs(e));
+    }
+    EXPECT_GT(largest, 1e-3);
+  }
+}
+
+TYPED_TEST(SpaceTest, MarksTheNodesOnTheBoundary) {
+  using G = typename TypeParam::Geometry;
+  constexpr int dim = G::dimension;
+  const std::int64_t n = 3;
+  auto geometry = test::UnitBox<G>::make(3, *this->pool_, *this->arena_);
+  const LagrangeSpace<G, TypeParam::degree, dim> space(*geometry, *this->pool_, *this->arena_);
+  auto mask = memory::borrow_temporary<std::uint8_t>(
+      *this->pool_, static_cast<std::size_t>(space.dof_count()), "test.mask");
+  boundary_dofs(space, mask.view(), *this->arena_);
+  const auto marked = test::copy_to_host(memory::ArrayView<const std::uint8_t>(mask.view()));
+  std::int64_t count = 0;
+  for (const auto m : marked) {
+    count += m;
+  }
+  // A node is on the boundary when one of its coordinates is 0 or 1.
+  const std::int64_t all = expected_nodes<G, TypeParam::degree>(n);
+  std::int64_t on_boundary = 0;
+  DiscreteField<LagrangeSpace<G, TypeParam::degree, dim>> positions(space);
+  interpolate(positions, Position<dim>{}, *this->arena_);
+  const auto x = test::copy_to_host(memory::ArrayView<const double>(positions.dofs()));
+  for (std::int64_t node = 0; node < all; ++node) {
+    bool boundary = false;
+    for (int d = 0; d < dim; ++d) {
+      const double v = x[static_cast<std::size_t>(node * dim + d)];
+      boundary = boundary || std::abs(v) < 1e-12 || std::abs(v - 1.0) < 1e-12;
+    }
+    on_boundary += boundary ? 1 : 0;
+    for (int d = 0; d < dim; ++d) {
+      EXPECT_EQ(marked[static_cast<std::size_t>(node * dim + d)], boundary ? 1 : 0)
+          << "node " << node;
+    }
+  }
+  EXPECT_EQ(count, on_boundary * dim);
+  EXPECT_GT(on_boundary, 0);
+}
+
+}  // namespace
+}  // namespace afem::fem
