@@ -104,7 +104,8 @@ public:
     if (kind_ == Preconditioner::none) {
       return;
     }
-    inverse_ = memory::borrow_temporary<double>(scratch, n_ * B, "solver.preconditioner");
+    memory::replace_owned(inverse_,
+                          memory::borrow_temporary<double>(scratch, n_ * B, "solver.preconditioner"));
     block_diagonal(a, inverse_.view(), scratch);
     const memory::ArrayView<double> d = inverse_.view();
     const bool blocks = kind_ == Preconditioner::block_jacobi;

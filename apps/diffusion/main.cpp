@@ -1,0 +1,191 @@
+// diffusion: solves -div(nu grad u) = f with a manufactured solution and reports the errors.
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <exception>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "apps/diffusion/diffusion.hpp"
+#include "geometry/box_mesh.hpp"
+#include "geometry/gmsh.hpp"
+#include "geometry/grid.hpp"
+#include "geometry/mesh.hpp"
+#include "memory/device_resource.hpp"
+#include "memory/error.hpp"
+#include "memory/ledger.hpp"
+
+namespace {
+
+using namespace afem;
+
+constexpr std::string_view usage = R"(usage: diffusion [options]
+
+Solves -div(nu grad u) = f on the unit square/cube (or a Gmsh mesh) with Lagrange elements,
+Dirichlet data on the whole boundary and the manufactured solution u = prod_d cos(pi x_d);
+prints the L2 and H1 errors, CG iterations and timings.
+
+  --geometry grid|tri|quad|tet|hex   geometry of the unit box (default: grid)
+  --dim 2|3                          dimension of --geometry grid (default: 2)
+  --mesh FILE.msh                    a Gmsh 4.1 mesh instead of the unit box
+  --degree 1|2                       polynomial degree (default: 1)
+  --resolution N                     cells per axis of the unit box (default: 16)
+  --viscosity NU                     diffusion coefficient, > 0 (default: 1)
+  --tolerance T                      CG relative residual (default: 1e-10)
+  --out FILE.vtu                     write u_h and u at the vertices
+  --help                             this text
+)";
+
+struct Options {
+  std::string geometry = "grid";
+  int dimension = 2;
+  std::string mesh;
+  int degree = 1;
+  int resolution = 16;
+  double viscosity = 1.0;
+  double tolerance = 1e-10;
+  std::string out;
+};
+
+int parse_int(std::string_view flag, const char* text) {
+  char* end = nullptr;
+  const long value = std::strtol(text, &end, 10);
+  if (end == text || *end != '\0' || value < 1 || value > 1 << 20) {
+    throw Error("diffusion: " + std::string(flag) + " expects a positive integer, got '" + text +
+                "'");
+  }
+  return static_cast<int>(value);
+}
+
+double parse_positive(std::string_view flag, const char* text) {
+  char* end = nullptr;
+  const double value = std::strtod(text, &end);
+  if (end == text || *end != '\0' || !(value > 0.0) || !std::isfinite(value)) {
+    throw Error("diffusion: " + std::string(flag) + " expects a positive number, got '" + text +
+                "'");
+  }
+  return value;
+}
+
+Options parse(int argc, char** argv) {
+  Options options;
+  for (int i = 1; i < argc; ++i) {
+    const std::string_view flag = argv[i];
+    if (flag == "--help" || flag == "-h") {
+      std::fputs(usage.data(), stdout);
+      std::exit(0);
+    }
+    if (i + 1 >= argc) {
+      throw Error("diffusion: " + std::string(flag) + " needs a value (see --help)");
+    }
+    const char* value = argv[++i];
+    if (flag == "--geometry") {
+      options.geometry = value;
+      if (options.geometry != "grid" && options.geometry != "tri" && options.geometry != "quad" &&
+          options.geometry != "tet" && options.geometry != "hex") {
+        throw Error("diffusion: --geometry expects grid, tri, quad, tet or hex, got '" +
+                    options.geometry + "'");
+      }
+    } else if (flag == "--dim") {
+      options.dimension = parse_int(flag, value);
+      if (options.dimension != 2 && options.dimension != 3) {
+        throw Error("diffusion: --dim expects 2 or 3");
+      }
+    } else if (flag == "--mesh") {
+      options.mesh = value;
+    } else if (flag == "--degree") {
+      options.degree = parse_int(flag, value);
+      if (options.degree > 2) {
+        throw Error("diffusion: --degree expects 1 or 2");
+      }
+    } else if (flag == "--resolution") {
+      options.resolution = parse_int(flag, value);
+    } else if (flag == "--viscosity") {
+      options.viscosity = parse_positive(flag, value);
+    } else if (flag == "--tolerance") {
+      options.tolerance = parse_positive(flag, value);
+    } else if (flag == "--out") {
+      options.out = value;
+    } else {
+      throw Error("diffusion: unknown option '" + std::string(flag) + "' (see --help)");
+    }
+  }
+  return options;
+}
+
+template <class G>
+void run(const G& geometry, const Options& options, const std::string& name,
+         memory::Pool& pool, memory::Arena& scratch) {
+  const apps::diffusion::Report report =
+      options.degree == 1
+          ? apps::diffusion::solve<G, 1>(geometry, options.viscosity, pool, scratch,
+                                         options.tolerance, options.out)
+          : apps::diffusion::solve<G, 2>(geometry, options.viscosity, pool, scratch,
+                                         options.tolerance, options.out);
+  std::printf("geometry %s, degree %d: %d cells, %lld dofs\n", name.c_str(), options.degree,
+              report.cells, static_cast<long long>(report.dofs));
+  std::printf("L2 error %.6e  H1 error %.6e\n", report.l2_error, report.h1_error);
+  std::printf("CG: %d iterations, relative residual %.3e\n", report.solve.iterations,
+              report.solve.residual);
+  std::printf("assembly %.3f s, solve %.3f s\n", report.assemble_seconds, report.solve_seconds);
+  if (!options.out.empty()) {
+    std::printf("wrote %s\n", options.out.c_str());
+  }
+  const auto stats = pool.stats();
+  std::printf("memory: pool reserved %s, arena peak %s\n",
+              memory::format_bytes(stats.reserved_bytes).c_str(),
+              memory::format_bytes(scratch.stats().peak_used_bytes).c_str());
+}
+
+template <geometry::CellType Type>
+void run_mesh(const geometry::MeshData& data, const Options& options, const std::string& name,
+              memory::Pool& pool, memory::Arena& scratch) {
+  const geometry::Mesh<Type> mesh(data, pool, scratch);
+  run(mesh, options, name, pool, scratch);
+}
+
+void run_data(const geometry::MeshData& data, const Options& options, const std::string& name,
+              memory::Pool& pool, memory::Arena& scratch) {
+  switch (data.cell_type) {
+  case geometry::CellType::triangle:
+    return run_mesh<geometry::CellType::triangle>(data, options, name, pool, scratch);
+  case geometry::CellType::quadrilateral:
+    return run_mesh<geometry::CellType::quadrilateral>(data, options, name, pool, scratch);
+  case geometry::CellType::tetrahedron:
+    return run_mesh<geometry::CellType::tetrahedron>(data, options, name, pool, scratch);
+  case geometry::CellType::hexahedron:
+    return run_mesh<geometry::CellType::hexahedron>(data, options, name, pool, scratch);
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  try {
+    const Options options = parse(argc, argv);
+    memory::Pool pool(memory::device_resource(), {.name = "diffusion"});
+    memory::Arena scratch(pool, {"step", 16 << 20, 0});
+    const std::int32_t n = options.resolution;
+    if (!options.mesh.empty()) {
+      run_data(geometry::read_gmsh(options.mesh), options, options.mesh, pool, scratch);
+    } else if (options.geometry == "grid" && options.dimension == 2) {
+      const geometry::Grid2D grid({0.0, 0.0}, {1.0 / n, 1.0 / n}, {n, n});
+      run(grid, options, "grid 2D", pool, scratch);
+    } else if (options.geometry == "grid") {
+      const geometry::Grid3D grid({0.0, 0.0, 0.0}, {1.0 / n, 1.0 / n, 1.0 / n}, {n, n, n});
+      run(grid, options, "grid 3D", pool, scratch);
+    } else {
+      const geometry::CellType type = options.geometry == "tri"    ? geometry::CellType::triangle
+                                      : options.geometry == "quad" ? geometry::CellType::quadrilateral
+                                      : options.geometry == "tet"  ? geometry::CellType::tetrahedron
+                                                                   : geometry::CellType::hexahedron;
+      run_data(geometry::box_mesh(type, {n, n, n}, {0.0, 0.0, 0.0}, {1.0, 1.0, 1.0}), options,
+               options.geometry, pool, scratch);
+    }
+    return 0;
+  } catch (const std::exception& error) {
+    std::fprintf(stderr, "%s\n", error.what());
+    return 1;
+  }
+}

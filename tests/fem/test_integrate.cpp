@@ -1,0 +1,343 @@
+// integrate(): measures, the divergence theorem on boundary sides, matrices equal to an
+// element-by-element Eigen reference, linear forms, partitions, thread-count independence,
+// steady-state memory and the errors.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "fem/boundary.hpp"
+#include "fem/integrate.hpp"
+#include "fem/interpolate.hpp"
+#include "fem/nodal_quadrature.hpp"
+#include "fem/solvers.hpp"
+#include "fem/space.hpp"
+#include "fem/space_partition.hpp"
+#include "fem/space_restriction.hpp"
+#include "geometry/partition.hpp"
+#include "quadrature/domain.hpp"
+#include "quadrature/quadrature.hpp"
+#include "reference_assembly.hpp"
+#include "support/backend.hpp"
+#include "support/backend_test.hpp"
+#include "unit_box.hpp"
+
+#if !AFEM_HAS_CUDA && defined(_OPENMP)
+#include <omp.h>
+#endif
+
+namespace afem::fem {
+namespace {
+
+struct One {
+  template <int D>
+  AFEM_HOST_DEVICE double operator()(const Sample<D>& /*s*/) const {
+    return 1.0;
+  }
+};
+
+struct Divergence {
+  template <int D, class Field>
+  AFEM_HOST_DEVICE double operator()(const Sample<D>& s, const Field& u) const {
+    return u.div(s);
+  }
+};
+
+struct Flux {
+  template <int D, class Field>
+  AFEM_HOST_DEVICE double operator()(const Sample<D>& s, const Field& u) const {
+    return u.value(s).dot(s.normal);
+  }
+};
+
+/// A quadratic vector field (reproduced exactly by degree-2 spaces).
+struct Quadratic {
+  template <int D>
+  AFEM_HOST_DEVICE Eigen::Matrix<double, D, 1> operator()(const Sample<D>& s) const {
+    Eigen::Matrix<double, D, 1> u;
+    for (int d = 0; d < D; ++d) {
+      u[d] = 0.3 + s.x[d] * s.x[(d + 1) % D] + 0.7 * s.x[d] * s.x[d] - 0.2 * s.x[(d + 1) % D];
+    }
+    return u;
+  }
+};
+
+/// nu grad u : grad v + lambda div u div v + u . v (see test::ReferenceForm).
+struct ElasticMassForm {
+  double nu = 1.0;
+  double lambda = 0.0;
+  template <int D, int C>
+  AFEM_HOST_DEVICE double operator()(const Sample<D>& /*s*/, const ShapeFunction<D, C>& v,
+                                     const ShapeFunction<D, C>& u) const {
+    double value = nu * ddot(u.grad(), v.grad()) + dot(u.value(), v.value());
+    if constexpr (C == D) {
+      value += lambda * u.div() * v.div();
+    }
+    return value;
+  }
+};
+
+struct LaplaceForm {
+  template <class S, class V, class U>
+  AFEM_HOST_DEVICE double operator()(const S& /*s*/, const V& v, const U& u) const {
+    return dot(u.grad(), v.grad());
+  }
+};
+
+/// f v with f(x) = 1 + x_0
+struct LoadForm {
+  template <int D, class V>
+  AFEM_HOST_DEVICE double operator()(const Sample<D>& s, const V& v) const {
+    return (1.0 + s.x[0]) * v.value();
+  }
+};
+
+struct Load {
+  template <int D>
+  AFEM_HOST_DEVICE double operator()(const Sample<D>& s) const {
+    return 1.0 + s.x[0];
+  }
+};
+
+struct Zero {
+  template <int D>
+  AFEM_HOST_DEVICE double operator()(const Sample<D>& /*s*/) const {
+    return 0.0;
+  }
+};
+
+template <class G>
+class GeometryIntegrateTest : public test::BackendTest {};
+using Geometries = ::testing::Types<geometry::Grid2D, geometry::Grid3D, geometry::Trimesh,
+                                    geometry::Quadmesh, geometry::Tetmesh, geometry::Hexmesh>;
+TYPED_TEST_SUITE(GeometryIntegrateTest, Geometries);
+
+TYPED_TEST(GeometryIntegrateTest, MeasuresTheBoxAndItsBoundary) {
+  auto geometry = test::UnitBox<TypeParam>::make(3, *this->pool_, *this->arena_);
+  const quadrature::Cells cells(*geometry);
+  const quadrature::BoundarySides boundary(*geometry);
+  const quadrature::Sides sides(*geometry);
+  const quadrature::RegularQuadrature q_cells(cells, 1, *this->pool_);
+  const quadrature::RegularQuadrature q_boundary(boundary, 1, *this->pool_);
+  const quadrature::RegularQuadrature q_sides(sides, 1, *this->pool_);
+  EXPECT_NEAR(integrate(q_cells, One{}, *this->arena_), 1.0, 1e-13);
+  EXPECT_NEAR(integrate(q_boundary, One{}, *this->arena_), 2.0 * TypeParam::dimension, 1e-13);
+  // Interior sides add up to more than the boundary; exactly for grids: (n - 1) planes per axis.
+  if constexpr (std::is_same_v<TypeParam, geometry::Grid2D> ||
+                std::is_same_v<TypeParam, geometry::Grid3D>) {
+    EXPECT_NEAR(integrate(q_sides, One{}, *this->arena_), 4.0 * TypeParam::dimension, 1e-12);
+  }
+}
+
+TYPED_TEST(GeometryIntegrateTest, DivergenceTheoremHoldsOnTheBoundarySides) {
+  constexpr int dim = TypeParam::dimension;
+  auto geometry = test::UnitBox<TypeParam>::make(3, *this->pool_, *this->arena_);
+  const LagrangeSpace<TypeParam, 2, dim> space(*geometry, *this->pool_, *this->arena_);
+  DiscreteField u(space);
+  interpolate(u, Quadratic{}, *this->arena_);
+  const quadrature::Cells cells(*geometry);
+  const quadrature::BoundarySides boundary(*geometry);
+  const quadrature::RegularQuadrature q_cells(cells, 4, *this->pool_);
+  const quadrature::RegularQuadrature q_boundary(boundary, 4, *this->pool_);
+  const double inside = integrate(q_cells, Divergence{}, *this->arena_, u);
+  const double outside = integrate(q_boundary, Flux{}, *this->arena_, u);
+  EXPECT_GT(std::abs(inside), 0.1);
+  EXPECT_NEAR(inside, outside, 1e-12);
+}
+
+TYPED_TEST(GeometryIntegrateTest, LinearFormSumsToTheIntegralOfItsLoad) {
+  auto geometry = test::UnitBox<TypeParam>::make(3, *this->pool_, *this->arena_);
+  const LagrangeSpace<TypeParam, 2> space(*geometry, *this->pool_, *this->arena_);
+  const quadrature::Cells cells(*geometry);
+  const quadrature::RegularQuadrature q(cells, 4, *this->pool_);
+  const SpaceRestriction restriction(space, cells, *this->arena_);
+  auto b = memory::borrow_temporary<double>(*this->pool_, static_cast<std::size_t>(space.dof_count()),
+                                            "test.b");
+  integrate(b.view(), q, restriction, LoadForm{}, *this->arena_);
+  double sum = 0.0;
+  for (const double v : test::copy_to_host(memory::ArrayView<const double>(b.view()))) {
+    sum += v;  // the basis is a partition of unity
+  }
+  EXPECT_NEAR(sum, 1.5, 1e-13);
+  EXPECT_NEAR(integrate(q, Load{}, *this->arena_), 1.5, 1e-13);
+}
+
+TYPED_TEST(GeometryIntegrateTest, NodalQuadratureIntegratesTheSpacesBasis) {
+  auto geometry = test::UnitBox<TypeParam>::make(2, *this->pool_, *this->arena_);
+  const LagrangeSpace<TypeParam, 1> space(*geometry, *this->pool_, *this->arena_);
+  const quadrature::Cells cells(*geometry);
+  const NodalQuadrature q(cells, space, *this->pool_);
+  EXPECT_EQ(q.points_per_element(), decltype(space)::Element::node_count);
+  EXPECT_NEAR(integrate(q, Load{}, *this->arena_), 1.5, 1e-13);  // exact for linear loads
+}
+
+/// A space and form for the matrix comparisons: geometry, degree, components.
+template <class G, int Degree, int C>
+struct MatrixCase {
+  using Geometry = G;
+  static constexpr int degree = Degree;
+  static constexpr int components = C;
+};
+
+template <class M>
+class MatrixTest : public test::BackendTest {};
+using MatrixCases =
+    ::testing::Types<MatrixCase<geometry::Grid2D, 1, 1>, MatrixCase<geometry::Trimesh, 2, 2>,
+                     MatrixCase<geometry::Quadmesh, 2, 2>, MatrixCase<geometry::Tetmesh, 1, 3>,
+                     MatrixCase<geometry::Tetmesh, 2, 1>, MatrixCase<geometry::Hexmesh, 2, 1>,
+                     MatrixCase<geometry::Grid3D, 1, 3>, MatrixCase<geometry::Hexmesh, 1, 3>>;
+TYPED_TEST_SUITE(MatrixTest, MatrixCases);
+
+TYPED_TEST(MatrixTest, EqualsAnElementByElementReference) {
+  using G = typename TypeParam::Geometry;
+  constexpr int C = TypeParam::components;
+  auto geometry = test::UnitBox<G>::make(3, *this->pool_, *this->arena_);
+  const LagrangeSpace<G, TypeParam::degree, C> space(*geometry, *this->pool_, *this->arena_);
+  const quadrature::Cells cells(*geometry);
+  const int order = 2 * TypeParam::degree;
+  const quadrature::RegularQuadrature q(cells, order, *this->pool_);
+  const SpaceRestriction restriction(space, cells, *this->arena_);
+  BsrMatrix<C> matrix(*this->pool_);
+  const ElasticMassForm form{0.7, 1.3};
+  integrate(matrix, q, restriction, restriction, form, *this->arena_);
+  const Eigen::SparseMatrix<double> actual = test::to_eigen(matrix);
+  const Eigen::SparseMatrix<double> expected =
+      test::reference_matrix(space, {form.nu, form.lambda}, order);
+  const double scale = Eigen::MatrixXd(expected).cwiseAbs().maxCoeff();
+  const Eigen::MatrixXd difference = Eigen::MatrixXd(actual) - Eigen::MatrixXd(expected);
+  EXPECT_LE(difference.cwiseAbs().maxCoeff(), 1e-12 * scale);
+  const Eigen::MatrixXd dense(actual);
+  EXPECT_LE((dense - dense.transpose()).cwiseAbs().maxCoeff(), 1e-14 * scale);
+  // Every block of the pattern couples two nodes of one cell; the diagonal is present.
+  for (Eigen::Index i = 0; i < dense.rows(); ++i) {
+    EXPECT_GT(dense(i, i), 0.0);
+  }
+
+  // Assembling again reuses the plan and gives the same matrix bit for bit.
+  const auto plan = matrix.triplet_order().data();
+  integrate(matrix, q, restriction, restriction, form, *this->arena_);
+  EXPECT_EQ(matrix.triplet_order().data(), plan);
+  EXPECT_EQ((Eigen::MatrixXd(test::to_eigen(matrix)) - dense).cwiseAbs().maxCoeff(), 0.0);
+}
+
+class IntegrateTest : public test::BackendTest {};
+
+TEST_F(IntegrateTest, SumsInAnOrderThatDoesNotDependOnTheThreadCount) {
+#if !AFEM_HAS_CUDA && defined(_OPENMP)
+  auto geometry = test::UnitBox<geometry::Tetmesh>::make(6, *pool_, *arena_);
+  const LagrangeSpace<geometry::Tetmesh, 2> space(*geometry, *pool_, *arena_);
+  const quadrature::Cells cells(*geometry);
+  const quadrature::RegularQuadrature q(cells, 4, *pool_);
+  const SpaceRestriction restriction(space, cells, *arena_);
+  const int threads = omp_get_max_threads();
+  auto run = [&](int count) {
+    omp_set_num_threads(count);
+    BsrMatrix<1> matrix(*pool_);
+    integrate(matrix, q, restriction, restriction, LaplaceForm{}, *arena_);
+    auto values = test::copy_to_host(memory::ArrayView<const double>(matrix.view().values));
+    auto b = memory::borrow_temporary<double>(*pool_, static_cast<std::size_t>(space.dof_count()),
+                                              "test.b");
+    integrate(b.view(), q, restriction, LoadForm{}, *arena_);
+    for (const double v : test::copy_to_host(memory::ArrayView<const double>(b.view()))) {
+      values.push_back(v);
+    }
+    return values;
+  };
+  const std::vector<double> one = run(1);
+  const std::vector<double> two = run(2);
+  omp_set_num_threads(threads);
+  ASSERT_EQ(one.size(), two.size());
+  EXPECT_EQ(std::memcmp(one.data(), two.data(), one.size() * sizeof(double)), 0);
+#else
+  GTEST_SKIP() << "thread counts are an OpenMP backend matter";
+#endif
+}
+
+TEST_F(IntegrateTest, AssemblesOnAPartitionWithCompactNodeNumbers) {
+  const std::int32_t n = 4;
+  auto geometry = test::UnitBox<geometry::Grid2D>::make(n, *pool_, *arena_);
+  const LagrangeSpace<geometry::Grid2D, 1> space(*geometry, *pool_, *arena_);
+  geometry::CellBasedGeometryPartition partition(*geometry, *pool_);
+  // The lower half of the square: cells are numbered x fastest.
+  std::vector<std::int32_t> lower(static_cast<std::size_t>(n * n / 2));
+  for (std::size_t i = 0; i < lower.size(); ++i) {
+    lower[i] = static_cast<std::int32_t>(i);
+  }
+  auto selection = memory::borrow_temporary<std::int32_t>(*pool_, lower.size(), "test.cells");
+  test::copy_to_device(selection.view(), lower);
+  partition.select_cells(selection.view(), *arena_);
+  const SpacePartition space_partition(space, partition, *arena_);
+  EXPECT_EQ(space_partition.node_count(), (n + 1) * (n / 2 + 1));
+  const quadrature::Cells cells(partition);
+  const quadrature::RegularQuadrature q(cells, 2, *pool_);
+  EXPECT_NEAR(integrate(q, One{}, *arena_), 0.5, 1e-14);
+  const SpaceRestriction restriction(space, cells, space_partition, *arena_);
+  BsrMatrix<1> mass(*pool_);
+  integrate(mass, q, restriction, restriction, ElasticMassForm{0.0, 0.0}, *arena_);
+  EXPECT_EQ(mass.block_rows(), space_partition.node_count());
+  EXPECT_NEAR(Eigen::MatrixXd(test::to_eigen(mass)).sum(), 0.5, 1e-14);
+
+  // The partition changes: the restriction must be rebuilt before it is used again.
+  partition.select_cells(memory::ArrayView<const std::int32_t>(selection.data(), 2), *arena_);
+  EXPECT_THROW(integrate(mass, q, restriction, restriction, ElasticMassForm{}, *arena_), Error);
+}
+
+TEST_F(IntegrateTest, RefusesASpaceOnAnotherGeometry) {
+  auto a = test::UnitBox<geometry::Grid2D>::make(2, *pool_, *arena_);
+  auto b = test::UnitBox<geometry::Grid2D>::make(2, *pool_, *arena_);
+  const LagrangeSpace<geometry::Grid2D, 1> space(*a, *pool_, *arena_);
+  const quadrature::Cells cells_a(*a);
+  const quadrature::Cells cells_b(*b);
+  try {
+    const SpaceRestriction restriction(space, cells_b, *arena_);
+    FAIL() << "a restriction to a domain of another geometry was built";
+  } catch (const Error& error) {
+    EXPECT_NE(std::string(error.what()).find("another geometry"), std::string::npos);
+  }
+  const SpaceRestriction restriction(space, cells_a, *arena_);
+  const quadrature::RegularQuadrature q_b(cells_b, 2, *pool_);
+  BsrMatrix<1> matrix(*pool_);
+  EXPECT_THROW(integrate(matrix, q_b, restriction, restriction, LaplaceForm{}, *arena_), Error);
+  EXPECT_EQ(matrix.block_rows(), 0);  // unchanged
+  auto small = memory::borrow_temporary<double>(*pool_, 3, "test.small");
+  const quadrature::RegularQuadrature q_a(cells_a, 2, *pool_);
+  EXPECT_THROW(integrate(small.view(), q_a, restriction, LoadForm{}, *arena_), Error);
+}
+
+TEST_F(IntegrateTest, RepeatedAssemblyAndSolveTakeNothingUpstreamAfterTheFirst) {
+  auto geometry = test::UnitBox<geometry::Quadmesh>::make(12, *pool_, *arena_);
+  const LagrangeSpace<geometry::Quadmesh, 2> space(*geometry, *pool_, *arena_);
+  const quadrature::Cells cells(*geometry);
+  const quadrature::RegularQuadrature q(cells, 4, *pool_);
+  const SpaceRestriction restriction(space, cells, *arena_);
+  BsrMatrix<1> matrix(*pool_);
+  DiscreteField u(space);
+  const auto dofs = static_cast<std::size_t>(space.dof_count());
+  auto b = memory::borrow_temporary<double>(*pool_, dofs, "test.b");
+  auto mask = memory::borrow_temporary<std::uint8_t>(*pool_, dofs, "test.mask");
+  std::uint64_t upstream_after_first = 0;
+  std::vector<double> first_solution;
+  for (int step = 0; step < 50; ++step) {
+    arena_->reset();
+    integrate(matrix, q, restriction, restriction, LaplaceForm{}, *arena_);
+    integrate(b.view(), q, restriction, LoadForm{}, *arena_);
+    boundary_dofs(space, mask.view(), *arena_);
+    interpolate(u, Zero{}, *arena_);
+    project_dirichlet(matrix, b.view(), mask.view(), u.dofs(), *arena_);
+    const SolveResult result = cg(matrix, b.view(), u.dofs(), *arena_);
+    EXPECT_LE(result.residual, 1e-10);
+    const auto solution = test::copy_to_host(memory::ArrayView<const double>(u.dofs()));
+    if (step == 0) {
+      upstream_after_first = pool_->stats().upstream_allocations;
+      first_solution = solution;
+    } else {
+      ASSERT_EQ(pool_->stats().upstream_allocations, upstream_after_first) << "step " << step;
+      ASSERT_EQ(solution, first_solution) << "step " << step;
+    }
+  }
+}
+
+}  // namespace
+}  // namespace afem::fem
