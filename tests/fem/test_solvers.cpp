@@ -1,0 +1,299 @@
+// BsrMatrix operations and the Krylov solvers against Eigen on random block-sparse systems.
+#include <gtest/gtest.h>
+
+#include <Eigen/Sparse>
+#include <Eigen/SparseCholesky>
+#include <Eigen/SparseLU>
+
+#include <random>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "fem/bsr_matrix.hpp"
+#include "fem/solvers.hpp"
+#include "reference_assembly.hpp"
+#include "support/backend.hpp"
+#include "support/backend_test.hpp"
+
+namespace afem::fem {
+namespace {
+
+/// Host CSR-of-blocks arrays of a random block matrix with a full diagonal.
+struct HostBsr {
+  std::int32_t rows = 0;
+  std::vector<std::int32_t> offsets;
+  std::vector<std::int32_t> columns;
+  std::vector<double> values;
+};
+
+/// A random symmetric positive definite block matrix (diagonally dominant) when `symmetric`,
+/// otherwise a random nonsymmetric one with a dominant diagonal.
+template <int B>
+HostBsr random_bsr(std::int32_t rows, bool symmetric, std::uint32_t seed) {
+  std::mt19937 random(seed);
+  std::uniform_real_distribution<double> value(-1.0, 1.0);
+  std::uniform_int_distribution<std::int32_t> column(0, rows - 1);
+  std::vector<std::set<std::int32_t>> pattern(static_cast<std::size_t>(rows));
+  for (std::int32_t r = 0; r < rows; ++r) {
+    pattern[static_cast<std::size_t>(r)].insert(r);
+    for (int k = 0; k < 3; ++k) {
+      const std::int32_t c = column(random);
+      pattern[static_cast<std::size_t>(r)].insert(c);
+      pattern[static_cast<std::size_t>(c)].insert(r);
+    }
+  }
+  Eigen::MatrixXd dense = Eigen::MatrixXd::Zero(rows * B, rows * B);
+  for (std::int32_t r = 0; r < rows; ++r) {
+    for (const std::int32_t c : pattern[static_cast<std::size_t>(r)]) {
+      for (int i = 0; i < B; ++i) {
+        for (int j = 0; j < B; ++j) {
+          dense(r * B + i, c * B + j) = value(random);
+        }
+      }
+    }
+  }
+  if (symmetric) {
+    dense = (0.5 * (dense + dense.transpose())).eval();
+  }
+  for (Eigen::Index i = 0; i < dense.rows(); ++i) {
+    dense(i, i) = dense.row(i).cwiseAbs().sum() + 1.0;
+  }
+  HostBsr host;
+  host.rows = rows;
+  host.offsets.push_back(0);
+  for (std::int32_t r = 0; r < rows; ++r) {
+    for (const std::int32_t c : pattern[static_cast<std::size_t>(r)]) {
+      host.columns.push_back(c);
+      for (int i = 0; i < B; ++i) {
+        for (int j = 0; j < B; ++j) {
+          host.values.push_back(dense(r * B + i, c * B + j));
+        }
+      }
+    }
+    host.offsets.push_back(static_cast<std::int32_t>(host.columns.size()));
+  }
+  return host;
+}
+
+template <class T>
+class SolverTest : public test::BackendTest {};
+using BlockSizes =
+    ::testing::Types<std::integral_constant<int, 1>, std::integral_constant<int, 2>,
+                     std::integral_constant<int, 3>>;
+TYPED_TEST_SUITE(SolverTest, BlockSizes);
+
+template <int B>
+BsrMatrix<B> upload(const HostBsr& host, memory::Pool& pool) {
+  return BsrMatrix<B>::from_host(pool, host.rows, host.rows, host.offsets, host.columns,
+                                 host.values);
+}
+
+TYPED_TEST(SolverTest, ConjugateGradientsAgreeWithSimplicialLdlt) {
+  constexpr int B = TypeParam::value;
+  const HostBsr host = random_bsr<B>(200, true, 7);
+  const BsrMatrix<B> a = upload<B>(host, *this->pool_);
+  const Eigen::SparseMatrix<double> reference = test::to_eigen(a);
+  std::mt19937 random(3);
+  std::uniform_real_distribution<double> value(-1.0, 1.0);
+  Eigen::VectorXd b(reference.rows());
+  for (Eigen::Index i = 0; i < b.size(); ++i) {
+    b[i] = value(random);
+  }
+  const Eigen::SimplicialLDLT<Eigen::SparseMatrix<double>> ldlt(reference);
+  ASSERT_EQ(ldlt.info(), Eigen::Success);
+  const Eigen::VectorXd expected = ldlt.solve(b);
+  const auto n = static_cast<std::size_t>(b.size());
+  auto rhs = memory::borrow_temporary<double>(*this->pool_, n, "test.b");
+  auto x = memory::borrow_temporary<double>(*this->pool_, n, "test.x");
+  test::copy_to_device(rhs.view(), std::vector<double>(b.data(), b.data() + b.size()));
+  for (const Preconditioner preconditioner :
+       {Preconditioner::none, Preconditioner::jacobi, Preconditioner::block_jacobi}) {
+    test::copy_to_device(x.view(), std::vector<double>(n, 0.0));
+    const SolveResult cg_result =
+        cg(a, rhs.view(), x.view(), *this->arena_, {.tolerance = 1e-12, .preconditioner = preconditioner});
+    EXPECT_LE(cg_result.residual, 1e-12);
+    EXPECT_GT(cg_result.iterations, 0);
+    auto actual = test::copy_to_host(memory::ArrayView<const double>(x.view()));
+    EXPECT_LE((Eigen::Map<Eigen::VectorXd>(actual.data(), b.size()) - expected).norm(),
+              1e-10 * expected.norm());
+    test::copy_to_device(x.view(), std::vector<double>(n, 0.0));
+    const SolveResult bicg_result = bicgstab(a, rhs.view(), x.view(), *this->arena_,
+                                             {.tolerance = 1e-12, .preconditioner = preconditioner});
+    EXPECT_LE(bicg_result.residual, 1e-12);
+    actual = test::copy_to_host(memory::ArrayView<const double>(x.view()));
+    EXPECT_LE((Eigen::Map<Eigen::VectorXd>(actual.data(), b.size()) - expected).norm(),
+              1e-10 * expected.norm());
+  }
+  EXPECT_EQ(this->arena_->stats().live_bytes, 0U);
+}
+
+TYPED_TEST(SolverTest, BiCgStabSolvesANonsymmetricSystem) {
+  constexpr int B = TypeParam::value;
+  const HostBsr host = random_bsr<B>(150, false, 11);
+  const BsrMatrix<B> a = upload<B>(host, *this->pool_);
+  const Eigen::SparseMatrix<double> reference = test::to_eigen(a);
+  Eigen::VectorXd b = Eigen::VectorXd::LinSpaced(reference.rows(), -1.0, 2.0);
+  Eigen::SparseLU<Eigen::SparseMatrix<double>> lu(reference);
+  const Eigen::VectorXd expected = lu.solve(b);
+  const auto n = static_cast<std::size_t>(b.size());
+  auto rhs = memory::borrow_temporary<double>(*this->pool_, n, "test.b");
+  auto x = memory::borrow_temporary<double>(*this->pool_, n, "test.x");
+  test::copy_to_device(rhs.view(), std::vector<double>(b.data(), b.data() + b.size()));
+  test::copy_to_device(x.view(), std::vector<double>(n, 0.0));
+  bicgstab(a, rhs.view(), x.view(), *this->arena_,
+           {.tolerance = 1e-12, .preconditioner = Preconditioner::block_jacobi});
+  auto actual = test::copy_to_host(memory::ArrayView<const double>(x.view()));
+  EXPECT_LE((Eigen::Map<Eigen::VectorXd>(actual.data(), b.size()) - expected).norm(),
+            1e-10 * expected.norm());
+}
+
+TYPED_TEST(SolverTest, SpmvTransposeAndDiagonalMatchEigen) {
+  constexpr int B = TypeParam::value;
+  const HostBsr host = random_bsr<B>(60, false, 5);
+  const BsrMatrix<B> a = upload<B>(host, *this->pool_);
+  const Eigen::SparseMatrix<double> reference = test::to_eigen(a);
+  const Eigen::VectorXd x = Eigen::VectorXd::LinSpaced(reference.cols(), 0.5, -1.5);
+  const auto n = static_cast<std::size_t>(x.size());
+  auto xs = memory::borrow_temporary<double>(*this->pool_, n, "test.x");
+  auto ys = memory::borrow_temporary<double>(*this->pool_, n, "test.y");
+  test::copy_to_device(xs.view(), std::vector<double>(x.data(), x.data() + x.size()));
+  test::copy_to_device(ys.view(), std::vector<double>(n, 1.0));
+  spmv(a, xs.view(), ys.view(), *this->arena_, 2.0, -1.0);
+  auto y = test::copy_to_host(memory::ArrayView<const double>(ys.view()));
+  const Eigen::VectorXd expected = 2.0 * (reference * x) - Eigen::VectorXd::Ones(x.size());
+  EXPECT_LE((Eigen::Map<Eigen::VectorXd>(y.data(), x.size()) - expected).norm(),
+            1e-13 * expected.norm());
+
+  const BsrMatrix<B> t = transpose(a, *this->arena_);
+  const Eigen::MatrixXd transposed = Eigen::MatrixXd(test::to_eigen(t));
+  EXPECT_EQ((transposed - Eigen::MatrixXd(reference).transpose()).cwiseAbs().maxCoeff(), 0.0);
+  EXPECT_EQ(t.block_count(), a.block_count());
+
+  auto diagonal = memory::borrow_temporary<double>(*this->pool_, n * B, "test.diagonal");
+  block_diagonal(a, diagonal.view(), *this->arena_);
+  const auto d = test::copy_to_host(memory::ArrayView<const double>(diagonal.view()));
+  for (std::int32_t r = 0; r < a.block_rows(); ++r) {
+    for (int i = 0; i < B; ++i) {
+      for (int j = 0; j < B; ++j) {
+        EXPECT_EQ(d[static_cast<std::size_t>(r * B * B + i * B + j)],
+                  reference.coeff(r * B + i, r * B + j));
+      }
+    }
+  }
+}
+
+TYPED_TEST(SolverTest, DirichletProjectionKeepsTheSystemSymmetricAndImposesTheValues) {
+  constexpr int B = TypeParam::value;
+  const HostBsr host = random_bsr<B>(40, true, 9);
+  BsrMatrix<B> a = upload<B>(host, *this->pool_);
+  const Eigen::MatrixXd before(test::to_eigen(a));
+  const auto n = static_cast<std::size_t>(before.rows());
+  std::vector<std::uint8_t> mask(n, 0);
+  std::vector<double> values(n, 0.0);
+  for (std::size_t i = 0; i < n; i += 5) {
+    mask[i] = 1;
+    values[i] = 0.25 * static_cast<double>(i);
+  }
+  auto m = memory::borrow_temporary<std::uint8_t>(*this->pool_, n, "test.mask");
+  auto g = memory::borrow_temporary<double>(*this->pool_, n, "test.values");
+  auto b = memory::borrow_temporary<double>(*this->pool_, n, "test.b");
+  auto x = memory::borrow_temporary<double>(*this->pool_, n, "test.x");
+  test::copy_to_device(m.view(), mask);
+  test::copy_to_device(g.view(), values);
+  test::copy_to_device(b.view(), std::vector<double>(n, 1.0));
+  test::copy_to_device(x.view(), std::vector<double>(n, 0.0));
+  project_dirichlet(a, b.view(), m.view(), g.view(), *this->arena_);
+  const Eigen::MatrixXd after(test::to_eigen(a));
+  EXPECT_EQ((after - after.transpose()).cwiseAbs().maxCoeff(), 0.0);
+  cg(a, b.view(), x.view(), *this->arena_, {.tolerance = 1e-13});
+  const auto solution = test::copy_to_host(memory::ArrayView<const double>(x.view()));
+  // The fixed dofs take their values; the free ones solve the original rows.
+  const Eigen::Map<const Eigen::VectorXd> u(solution.data(), static_cast<Eigen::Index>(n));
+  const Eigen::VectorXd residual = before * u - Eigen::VectorXd::Ones(static_cast<Eigen::Index>(n));
+  for (std::size_t i = 0; i < n; ++i) {
+    if (mask[i] != 0) {
+      EXPECT_NEAR(solution[i], values[i], 1e-10);
+    } else {
+      EXPECT_NEAR(residual[static_cast<Eigen::Index>(i)], 0.0, 1e-9);
+    }
+  }
+}
+
+class SolverErrorTest : public test::BackendTest {};
+
+TEST_F(SolverErrorTest, ConjugateGradientsRefuseAnIndefiniteMatrix) {
+  // diag(1, -1): p.Ap <= 0 for the second direction.
+  const std::vector<std::int32_t> offsets = {0, 1, 2};
+  const std::vector<std::int32_t> columns = {0, 1};
+  const std::vector<double> values = {1.0, -1.0};
+  const BsrMatrix<1> a = BsrMatrix<1>::from_host(*pool_, 2, 2, offsets, columns, values);
+  auto b = memory::borrow_temporary<double>(*pool_, 2, "test.b");
+  auto x = memory::borrow_temporary<double>(*pool_, 2, "test.x");
+  test::copy_to_device(b.view(), std::vector<double>{1.0, 1.0});
+  test::copy_to_device(x.view(), std::vector<double>{0.0, 0.0});
+  try {
+    cg(a, b.view(), x.view(), *arena_, {.preconditioner = Preconditioner::none});
+    FAIL() << "cg accepted an indefinite matrix";
+  } catch (const SolverError& error) {
+    EXPECT_NE(std::string(error.what()).find("not positive definite"), std::string::npos)
+        << error.what();
+    EXPECT_FALSE(error.history().empty());
+  }
+  EXPECT_EQ(arena_->stats().live_bytes, 0U);
+}
+
+TEST_F(SolverErrorTest, NonConvergenceReportsTheResidualHistory) {
+  const HostBsr host = random_bsr<1>(300, true, 1);
+  const BsrMatrix<1> a = BsrMatrix<1>::from_host(*pool_, host.rows, host.rows, host.offsets,
+                                                 host.columns, host.values);
+  auto b = memory::borrow_temporary<double>(*pool_, 300, "test.b");
+  auto x = memory::borrow_temporary<double>(*pool_, 300, "test.x");
+  test::copy_to_device(b.view(), std::vector<double>(300, 1.0));
+  test::copy_to_device(x.view(), std::vector<double>(300, 0.0));
+  try {
+    cg(a, b.view(), x.view(), *arena_, {.tolerance = 1e-14, .max_iterations = 2});
+    FAIL();
+  } catch (const SolverError& error) {
+    EXPECT_NE(std::string(error.what()).find("no convergence"), std::string::npos);
+    EXPECT_NE(std::string(error.what()).find("residual history"), std::string::npos);
+    EXPECT_EQ(error.history().size(), 3U);  // the initial residual and two iterations
+    EXPECT_GT(error.history()[1], 1e-14);
+  }
+}
+
+TEST_F(SolverErrorTest, RefusesMalformedHostArraysAndMismatchedVectors) {
+  const std::vector<std::int32_t> offsets = {0, 2, 3};
+  const std::vector<std::int32_t> decreasing = {1, 0, 1};
+  const std::vector<std::int32_t> columns = {0, 1, 1};
+  const std::vector<double> values = {1.0, 2.0, 3.0};
+  EXPECT_THROW(BsrMatrix<1>::from_host(*pool_, 2, 2, offsets, decreasing, values), Error);
+  EXPECT_THROW(BsrMatrix<1>::from_host(*pool_, 2, 1, offsets, columns, values), Error);
+  EXPECT_THROW(BsrMatrix<2>::from_host(*pool_, 2, 2, offsets, columns, values), Error);
+  EXPECT_THROW(BsrMatrix<1>::from_host(*pool_, -1, 2, offsets, columns, values), Error);
+  const BsrMatrix<1> a = BsrMatrix<1>::from_host(*pool_, 2, 2, offsets, columns, values);
+  auto b = memory::borrow_temporary<double>(*pool_, 3, "test.b");
+  auto x = memory::borrow_temporary<double>(*pool_, 2, "test.x");
+  EXPECT_THROW(cg(a, b.view(), x.view(), *arena_), Error);
+  EXPECT_THROW(spmv(a, b.view(), x.view(), *arena_), Error);
+}
+
+TEST_F(SolverErrorTest, BlockJacobiRefusesASingularDiagonalBlock) {
+  const std::vector<std::int32_t> offsets = {0, 1};
+  const std::vector<std::int32_t> columns = {0};
+  const std::vector<double> values = {1.0, 2.0, 2.0, 4.0};  // rank 1
+  const BsrMatrix<2> a = BsrMatrix<2>::from_host(*pool_, 1, 1, offsets, columns, values);
+  auto b = memory::borrow_temporary<double>(*pool_, 2, "test.b");
+  auto x = memory::borrow_temporary<double>(*pool_, 2, "test.x");
+  test::copy_to_device(b.view(), std::vector<double>{1.0, 1.0});
+  test::copy_to_device(x.view(), std::vector<double>{0.0, 0.0});
+  try {
+    cg(a, b.view(), x.view(), *arena_, {.preconditioner = Preconditioner::block_jacobi});
+    FAIL();
+  } catch (const Error& error) {
+    EXPECT_NE(std::string(error.what()).find("block row 0"), std::string::npos) << error.what();
+  }
+}
+
+}  // namespace
+}  // namespace afem::fem
