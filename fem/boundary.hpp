@@ -10,8 +10,9 @@
 
 #include <cstdint>
 
-#include "fem/bsr_matrix.hpp"
+#include "fem/detail/check_size.hpp"
 #include "memory/arena.hpp"
+#include "memory/array_view.hpp"
 #include "memory/thrust_allocator.hpp"
 
 namespace afem::fem {

@@ -20,6 +20,7 @@
 #include <span>
 #include <string>
 
+#include "fem/detail/check_size.hpp"
 #include "memory/arena.hpp"
 #include "memory/array_view.hpp"
 #include "memory/config.hpp"
@@ -162,14 +163,6 @@ private:
   memory::Temporary<std::int32_t> triplet_order_;
   memory::Temporary<std::int32_t> block_starts_;
 };
-
-namespace detail {
-inline void check_size(std::size_t actual, std::int64_t expected, const char* what) {
-  AFEM_EXPECTS(actual == static_cast<std::size_t>(expected),
-               std::string(what) + ": a vector of " + std::to_string(actual) +
-                   " entries where the matrix needs " + std::to_string(expected));
-}
-}  // namespace detail
 
 /// y = A x (alpha = 1, beta = 0) or y = alpha A x + beta y. Runs on the matrix's backend; returns
 /// when y is written.

@@ -159,6 +159,93 @@ void build_plan(BsrMatrix<B>& matrix, const RestrictionView& test, const Restric
   matrix.set_plan(key, std::move(order), std::move(starts));
 }
 
+/// Element matrices of a bilinear form: for element e, test node i, trial node j and components
+/// (ci, cj), out[((e * nt + i) * nu + j) * B * B + ci * B + cj] (overwritten).
+template <int B, class TestElement, class TrialElement, quadrature::Domain Domain, class Integrand,
+          class... Fields>
+void element_matrices(memory::ArrayView<double> out,
+                      const quadrature::Quadrature<Domain>& quadrature, const Integrand& integrand,
+                      memory::Arena& scratch, const Fields&... fields) {
+  constexpr int dim = Domain::dimension;
+  constexpr int nt = TestElement::node_count;
+  constexpr int nu = TrialElement::node_count;
+  using TestFunction = ShapeFunction<dim, B>;
+  using TrialFunction = ShapeFunction<dim, B>;
+  const std::int32_t elements = quadrature.domain().element_count();
+  detail::check_size(out.size(), static_cast<std::int64_t>(elements) * nt * nu * B * B,
+                     "element_matrices");
+  auto policy = memory::arena_policy(scratch, "integrate.thrust");
+  const auto domain = quadrature.domain().view();
+  const quadrature::QuadratureView q = quadrature.view();
+  const auto pack = detail::make_field_pack(fields...);
+  thrust::for_each_n(
+      policy, thrust::counting_iterator<std::int32_t>(0), elements,
+      [=] AFEM_HOST_DEVICE(std::int32_t e) {
+        double* block = &out[static_cast<std::size_t>(e) * nt * nu * B * B];
+        for (int i = 0; i < nt * nu * B * B; ++i) {
+          block[i] = 0.0;
+        }
+        for (std::int32_t p = 0; p < q.points_per_element(); ++p) {
+          const Sample<dim> s = detail::make_sample(domain, q, e, p);
+          const detail::Basis<TestElement> test_basis(s);
+          const detail::Basis<TrialElement> trial_basis(s);
+          for (int i = 0; i < nt; ++i) {
+            for (int ci = 0; ci < B; ++ci) {
+              const TestFunction v{test_basis.value[i], test_basis.gradient[i], ci};
+              for (int j = 0; j < nu; ++j) {
+                for (int cj = 0; cj < B; ++cj) {
+                  const TrialFunction u{trial_basis.value[j], trial_basis.gradient[j], cj};
+                  block[((i * nu + j) * B + ci) * B + cj] +=
+                      s.weight * static_cast<double>(pack.call(integrand, s, v, u));
+                }
+              }
+            }
+          }
+        }
+      });
+}
+
+/// Sums weight * f(sample, fields...) over the domain into `total` (ValueTraits<Result>::size
+/// entries): per-element sums, then a reduction per entry.
+template <class Result, quadrature::Domain Domain, class Integrand, class... Fields>
+void integral_sums(double* total, const quadrature::Quadrature<Domain>& quadrature,
+                   const Integrand& integrand, memory::Arena& scratch, const Fields&... fields) {
+  constexpr int dim = Domain::dimension;
+  using Traits = ValueTraits<Result>;
+  constexpr int width = Traits::size;
+  const std::int32_t elements = quadrature.domain().element_count();
+  const memory::ArenaScope scope(scratch);
+  auto policy = memory::arena_policy(scratch, "integrate.thrust");
+  auto sums = memory::borrow_temporary<double>(
+      scratch, static_cast<std::size_t>(elements) * width, "integrate.element_sums");
+  const memory::ArrayView<double> out = sums.view();
+  const auto domain = quadrature.domain().view();
+  const quadrature::QuadratureView q = quadrature.view();
+  const auto pack = make_field_pack(fields...);
+  thrust::for_each_n(policy, thrust::counting_iterator<std::int32_t>(0), elements,
+                     [=] AFEM_HOST_DEVICE(std::int32_t e) {
+                       double* local = &out[static_cast<std::size_t>(e) * width];
+                       for (int c = 0; c < width; ++c) {
+                         local[c] = 0.0;
+                       }
+                       for (std::int32_t p = 0; p < q.points_per_element(); ++p) {
+                         const Sample<dim> s = make_sample(domain, q, e, p);
+                         double value[width];
+                         Traits::store(static_cast<Result>(pack.call(integrand, s)), value);
+                         for (int c = 0; c < width; ++c) {
+                           local[c] += s.weight * value[c];
+                         }
+                       }
+                     });
+  for (int c = 0; c < width; ++c) {
+    total[c] = thrust::transform_reduce(
+        policy, thrust::counting_iterator<std::size_t>(0),
+        thrust::counting_iterator<std::size_t>(static_cast<std::size_t>(elements)),
+        [=] AFEM_HOST_DEVICE(std::size_t e) { return out[e * width + static_cast<std::size_t>(c)]; },
+        0.0, thrust::plus<double>());
+  }
+}
+
 }  // namespace detail
 
 /// Assembles the bilinear form sum over samples of weight * f(sample, test_i, trial_j, fields...)
@@ -204,38 +291,11 @@ void integrate(BsrMatrix<B>& matrix, const quadrature::Quadrature<Domain>& quadr
                                                       key, scratch);
   }
   const memory::ArenaScope scope(scratch);
-  auto policy = memory::arena_policy(scratch, "integrate.thrust");
   auto element_values = memory::borrow_temporary<double>(
       scratch, static_cast<std::size_t>(triplets) * B * B, "integrate.element_matrices");
   const memory::ArrayView<double> out = element_values.view();
-  const auto domain = quadrature.domain().view();
-  const quadrature::QuadratureView q = quadrature.view();
-  const auto pack = detail::make_field_pack(fields...);
-  thrust::for_each_n(
-      policy, thrust::counting_iterator<std::int32_t>(0), elements,
-      [=] AFEM_HOST_DEVICE(std::int32_t e) {
-        double* block = &out[static_cast<std::size_t>(e) * nt * nu * B * B];
-        for (int i = 0; i < nt * nu * B * B; ++i) {
-          block[i] = 0.0;
-        }
-        for (std::int32_t p = 0; p < q.points_per_element(); ++p) {
-          const Sample<dim> s = detail::make_sample(domain, q, e, p);
-          const detail::Basis<TestElement> test_basis(s);
-          const detail::Basis<TrialElement> trial_basis(s);
-          for (int i = 0; i < nt; ++i) {
-            for (int ci = 0; ci < B; ++ci) {
-              const TestFunction v{test_basis.value[i], test_basis.gradient[i], ci};
-              for (int j = 0; j < nu; ++j) {
-                for (int cj = 0; cj < B; ++cj) {
-                  const TrialFunction u{trial_basis.value[j], trial_basis.gradient[j], cj};
-                  block[((i * nu + j) * B + ci) * B + cj] +=
-                      s.weight * static_cast<double>(pack.call(integrand, s, v, u));
-                }
-              }
-            }
-          }
-        }
-      });
+  detail::element_matrices<B, TestElement, TrialElement>(out, quadrature, integrand, scratch,
+                                                         fields...);
   detail::gather_segments(out, matrix.triplet_order(), matrix.block_starts(), B * B,
                           matrix.view().values, scratch);
 }
@@ -335,38 +395,8 @@ auto integrate(const quadrature::Quadrature<Domain>& quadrature, const Integrand
                 "vector or matrix");
   using Traits = detail::ValueTraits<Result>;
   constexpr int width = Traits::size;
-  const std::int32_t elements = quadrature.domain().element_count();
-  const memory::ArenaScope scope(scratch);
-  auto policy = memory::arena_policy(scratch, "integrate.thrust");
-  auto sums = memory::borrow_temporary<double>(
-      scratch, static_cast<std::size_t>(elements) * width, "integrate.element_sums");
-  const memory::ArrayView<double> out = sums.view();
-  const auto domain = quadrature.domain().view();
-  const quadrature::QuadratureView q = quadrature.view();
-  const auto pack = detail::make_field_pack(fields...);
-  thrust::for_each_n(policy, thrust::counting_iterator<std::int32_t>(0), elements,
-                     [=] AFEM_HOST_DEVICE(std::int32_t e) {
-                       double* local = &out[static_cast<std::size_t>(e) * width];
-                       for (int c = 0; c < width; ++c) {
-                         local[c] = 0.0;
-                       }
-                       for (std::int32_t p = 0; p < q.points_per_element(); ++p) {
-                         const Sample<dim> s = detail::make_sample(domain, q, e, p);
-                         double value[width];
-                         Traits::store(static_cast<Result>(pack.call(integrand, s)), value);
-                         for (int c = 0; c < width; ++c) {
-                           local[c] += s.weight * value[c];
-                         }
-                       }
-                     });
   double total[width];
-  for (int c = 0; c < width; ++c) {
-    total[c] = thrust::transform_reduce(
-        policy, thrust::counting_iterator<std::size_t>(0),
-        thrust::counting_iterator<std::size_t>(static_cast<std::size_t>(elements)),
-        [=] AFEM_HOST_DEVICE(std::size_t e) { return out[e * width + static_cast<std::size_t>(c)]; },
-        0.0, thrust::plus<double>());
-  }
+  detail::integral_sums<Result>(total, quadrature, integrand, scratch, fields...);
   return Traits::load(total);
 }
 

@@ -15,6 +15,7 @@
 #include "fem/detail/field_pack.hpp"
 #include "fem/detail/value_traits.hpp"
 #include "fem/field.hpp"
+#include "fem/detail/check_size.hpp"
 #include "memory/arena.hpp"
 #include "memory/error.hpp"
 #include "memory/thrust_allocator.hpp"

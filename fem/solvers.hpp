@@ -91,6 +91,78 @@ private:
   std::size_t count_ = 0;
 };
 
+/// Gauss-Jordan inversion with partial pivoting in place; false when singular.
+template <int B>
+AFEM_HOST_DEVICE bool invert_block(double* m) {
+  double a[B][2 * B];
+  for (int i = 0; i < B; ++i) {
+    for (int j = 0; j < B; ++j) {
+      a[i][j] = m[i * B + j];
+      a[i][B + j] = i == j ? 1.0 : 0.0;
+    }
+  }
+  for (int c = 0; c < B; ++c) {
+    int pivot = c;
+    for (int i = c + 1; i < B; ++i) {
+      if (std::abs(a[i][c]) > std::abs(a[pivot][c])) {
+        pivot = i;
+      }
+    }
+    if (a[pivot][c] == 0.0) {
+      return false;
+    }
+    for (int j = 0; j < 2 * B; ++j) {
+      const double t = a[c][j];
+      a[c][j] = a[pivot][j];
+      a[pivot][j] = t;
+    }
+    const double inv = 1.0 / a[c][c];
+    for (int j = 0; j < 2 * B; ++j) {
+      a[c][j] *= inv;
+    }
+    for (int i = 0; i < B; ++i) {
+      if (i != c) {
+        const double f = a[i][c];
+        for (int j = 0; j < 2 * B; ++j) {
+          a[i][j] -= f * a[c][j];
+        }
+      }
+    }
+  }
+  for (int i = 0; i < B; ++i) {
+    for (int j = 0; j < B; ++j) {
+      m[i * B + j] = a[i][B + j];
+    }
+  }
+  return true;
+}
+
+
+/// Inverts each diagonal entry (Jacobi) or B x B diagonal block (block Jacobi) of `d` in place;
+/// returns the first block row that could not be inverted, or `rows`.
+template <int B>
+std::int32_t invert_diagonal(memory::ArrayView<double> d, bool blocks, std::int32_t rows,
+                             memory::Arena& scratch) {
+  auto policy = memory::arena_policy(scratch, "solver.thrust");
+  return thrust::transform_reduce(
+      policy, thrust::counting_iterator<std::int32_t>(0),
+      thrust::counting_iterator<std::int32_t>(rows),
+      [=] AFEM_HOST_DEVICE(std::int32_t r) {
+        double* m = &d[static_cast<std::size_t>(r) * B * B];
+        if (!blocks) {
+          for (int i = 0; i < B; ++i) {
+            if (m[i * B + i] == 0.0) {
+              return r;
+            }
+            m[i * B + i] = 1.0 / m[i * B + i];
+          }
+          return rows;
+        }
+        return invert_block<B>(m) ? rows : r;
+      },
+      rows, thrust::minimum<std::int32_t>());
+}
+
 /// Work vectors and the preconditioner of one solve, all in the arena.
 template <int B>
 class KrylovWorkspace {
@@ -110,24 +182,7 @@ public:
     const memory::ArrayView<double> d = inverse_.view();
     const bool blocks = kind_ == Preconditioner::block_jacobi;
     const std::int32_t rows = a.block_rows();
-    // Every block is inverted in place; the reduction finds the first that could not be.
-    const std::int32_t bad = thrust::transform_reduce(
-        policy_, thrust::counting_iterator<std::int32_t>(0),
-        thrust::counting_iterator<std::int32_t>(rows),
-        [=] AFEM_HOST_DEVICE(std::int32_t r) {
-          double* m = &d[static_cast<std::size_t>(r) * B * B];
-          if (!blocks) {
-            for (int i = 0; i < B; ++i) {
-              if (m[i * B + i] == 0.0) {
-                return r;
-              }
-              m[i * B + i] = 1.0 / m[i * B + i];
-            }
-            return rows;
-          }
-          return invert_block(m) ? rows : r;
-        },
-        rows, thrust::minimum<std::int32_t>());
+    const std::int32_t bad = invert_diagonal<B>(d, blocks, rows, scratch);
     AFEM_EXPECTS(bad == rows, "solver: the diagonal block of block row " + std::to_string(bad) +
                                   " is singular; the Jacobi preconditioner cannot invert it");
   }
@@ -179,51 +234,6 @@ public:
   }
 
 private:
-  /// Gauss-Jordan inversion with partial pivoting in place; false when singular.
-  AFEM_HOST_DEVICE static bool invert_block(double* m) {
-    double a[B][2 * B];
-    for (int i = 0; i < B; ++i) {
-      for (int j = 0; j < B; ++j) {
-        a[i][j] = m[i * B + j];
-        a[i][B + j] = i == j ? 1.0 : 0.0;
-      }
-    }
-    for (int c = 0; c < B; ++c) {
-      int pivot = c;
-      for (int i = c + 1; i < B; ++i) {
-        if (std::abs(a[i][c]) > std::abs(a[pivot][c])) {
-          pivot = i;
-        }
-      }
-      if (a[pivot][c] == 0.0) {
-        return false;
-      }
-      for (int j = 0; j < 2 * B; ++j) {
-        const double t = a[c][j];
-        a[c][j] = a[pivot][j];
-        a[pivot][j] = t;
-      }
-      const double inv = 1.0 / a[c][c];
-      for (int j = 0; j < 2 * B; ++j) {
-        a[c][j] *= inv;
-      }
-      for (int i = 0; i < B; ++i) {
-        if (i != c) {
-          const double f = a[i][c];
-          for (int j = 0; j < 2 * B; ++j) {
-            a[i][j] -= f * a[c][j];
-          }
-        }
-      }
-    }
-    for (int i = 0; i < B; ++i) {
-      for (int j = 0; j < B; ++j) {
-        m[i * B + j] = a[i][B + j];
-      }
-    }
-    return true;
-  }
-
   const BsrMatrix<B>* a_;
   memory::Arena* scratch_;
   Preconditioner kind_;

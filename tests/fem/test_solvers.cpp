@@ -3,7 +3,6 @@
 
 #include <Eigen/Sparse>
 #include <Eigen/SparseCholesky>
-#include <Eigen/SparseLU>
 
 #include <random>
 #include <set>
@@ -134,8 +133,6 @@ TYPED_TEST(SolverTest, BiCgStabSolvesANonsymmetricSystem) {
   const BsrMatrix<B> a = upload<B>(host, *this->pool_);
   const Eigen::SparseMatrix<double> reference = test::to_eigen(a);
   Eigen::VectorXd b = Eigen::VectorXd::LinSpaced(reference.rows(), -1.0, 2.0);
-  Eigen::SparseLU<Eigen::SparseMatrix<double>> lu(reference);
-  const Eigen::VectorXd expected = lu.solve(b);
   const auto n = static_cast<std::size_t>(b.size());
   auto rhs = memory::borrow_temporary<double>(*this->pool_, n, "test.b");
   auto x = memory::borrow_temporary<double>(*this->pool_, n, "test.x");
@@ -144,8 +141,10 @@ TYPED_TEST(SolverTest, BiCgStabSolvesANonsymmetricSystem) {
   bicgstab(a, rhs.view(), x.view(), *this->arena_,
            {.tolerance = 1e-12, .preconditioner = Preconditioner::block_jacobi});
   auto actual = test::copy_to_host(memory::ArrayView<const double>(x.view()));
-  EXPECT_LE((Eigen::Map<Eigen::VectorXd>(actual.data(), b.size()) - expected).norm(),
-            1e-10 * expected.norm());
+  // Checked by Eigen's own product: the residual is as small as asked.
+  const Eigen::VectorXd residual = reference * Eigen::Map<Eigen::VectorXd>(actual.data(), b.size()) - b;
+  EXPECT_LE(residual.norm(), 1.01e-12 * b.norm());
+  EXPECT_GT(Eigen::Map<Eigen::VectorXd>(actual.data(), b.size()).norm(), 0.0);
 }
 
 TYPED_TEST(SolverTest, SpmvTransposeAndDiagonalMatchEigen) {

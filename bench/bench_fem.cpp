@@ -1,0 +1,251 @@
+// bench_fem: Q1 Laplacian assembly on a 1024^2 grid and a 100^3 hex mesh, P1 on a ~1M-tet mesh,
+// compared side by side with an assembly of the same element matrices through Eigen's
+// setFromTriplets; SpMV; CG to 1e-8. Single-threaded unless the name says otherwise.
+#include <benchmark/benchmark.h>
+
+#include <Eigen/Sparse>
+
+#include <memory>
+#include <vector>
+
+#include "fem/boundary.hpp"
+#include "fem/integrate.hpp"
+#include "fem/solvers.hpp"
+#include "fem/space.hpp"
+#include "fem/space_restriction.hpp"
+#include "geometry/box_mesh.hpp"
+#include "geometry/grid.hpp"
+#include "geometry/mesh.hpp"
+#include "memory/device_resource.hpp"
+#include "quadrature/domain.hpp"
+#include "quadrature/quadrature.hpp"
+
+#if !AFEM_HAS_CUDA && defined(_OPENMP)
+#include <omp.h>
+#endif
+
+namespace {
+
+using namespace afem;
+
+struct LaplaceForm {
+  template <class S, class V, class U>
+  AFEM_HOST_DEVICE double operator()(const S& /*s*/, const V& v, const U& u) const {
+    return fem::dot(u.grad(), v.grad());
+  }
+};
+
+void set_threads(int count) {
+#if !AFEM_HAS_CUDA && defined(_OPENMP)
+  omp_set_num_threads(count);
+#else
+  (void)count;
+#endif
+}
+
+/// One problem: geometry, Q1/P1 space, cell domain, quadrature of order 2, restriction, and an
+/// assembled matrix (plan built). Built once per geometry and kept for all benchmarks.
+template <class G>
+struct Problem {
+  using Space = fem::LagrangeSpace<G, 1>;
+  using Domain = quadrature::Cells<G>;
+  memory::Pool pool{memory::device_resource(), {.name = "bench_fem"}};
+  memory::Arena arena{pool, {"step", 64 << 20, 0}};
+  std::unique_ptr<G> geometry;
+  std::unique_ptr<Space> space;
+  std::unique_ptr<Domain> cells;
+  std::unique_ptr<quadrature::RegularQuadrature<Domain>> q;
+  std::unique_ptr<fem::SpaceRestriction<Space, Domain>> restriction;
+  std::unique_ptr<fem::BsrMatrix<1>> matrix;
+
+  explicit Problem(std::unique_ptr<G> g) : geometry(std::move(g)) {
+    space = std::make_unique<Space>(*geometry, pool, arena);
+    cells = std::make_unique<Domain>(*geometry);
+    q = std::make_unique<quadrature::RegularQuadrature<Domain>>(*cells, 2, pool);
+    restriction = std::make_unique<fem::SpaceRestriction<Space, Domain>>(*space, *cells, arena);
+    matrix = std::make_unique<fem::BsrMatrix<1>>(pool);
+    fem::integrate(*matrix, *q, *restriction, *restriction, LaplaceForm{}, arena);
+  }
+};
+
+Problem<geometry::Grid2D>& grid_problem() {
+  static Problem<geometry::Grid2D> problem(std::make_unique<geometry::Grid2D>(
+      std::array<double, 2>{0.0, 0.0}, std::array<double, 2>{1.0 / 1024, 1.0 / 1024},
+      std::array<std::int32_t, 2>{1024, 1024}));
+  return problem;
+}
+
+template <geometry::CellType Type>
+Problem<geometry::Mesh<Type>>& mesh_problem(std::int32_t n) {
+  static memory::Pool setup_pool(memory::device_resource(), {.name = "bench_fem.setup"});
+  static memory::Arena setup_arena(setup_pool, {"setup", 64 << 20, 0});
+  static Problem<geometry::Mesh<Type>> problem(std::make_unique<geometry::Mesh<Type>>(
+      geometry::box_mesh(Type, {n, n, n}, {0.0, 0.0, 0.0}, {1.0, 1.0, 1.0}), setup_pool,
+      setup_arena));
+  return problem;
+}
+
+auto& hex_problem() { return mesh_problem<geometry::CellType::hexahedron>(100); }
+auto& tet_problem() { return mesh_problem<geometry::CellType::tetrahedron>(55); }
+
+template <class P>
+void report(benchmark::State& state, const P& problem) {
+  const auto iterations = static_cast<double>(state.iterations());
+  state.counters["cells/s"] = benchmark::Counter(
+      iterations * problem.geometry->cell_count(), benchmark::Counter::kIsRate);
+  state.counters["dofs/s"] = benchmark::Counter(iterations * problem.space->node_count(),
+                                                benchmark::Counter::kIsRate);
+}
+
+/// integrate() with the triplet plan cached (steady state): element matrices + segment sums.
+template <class P>
+void assemble(benchmark::State& state, P& problem, int threads) {
+  set_threads(threads);
+  for (auto _ : state) {
+    fem::integrate(*problem.matrix, *problem.q, *problem.restriction, *problem.restriction,
+                   LaplaceForm{}, problem.arena);
+    benchmark::DoNotOptimize(problem.matrix->view().values.data());
+  }
+  report(state, problem);
+  set_threads(2);
+}
+
+/// integrate() into a fresh matrix: plan (sort of the triplets) + element matrices + sums.
+template <class P>
+void assemble_first(benchmark::State& state, P& problem) {
+  set_threads(1);
+  for (auto _ : state) {
+    fem::BsrMatrix<1> matrix(problem.pool);
+    fem::integrate(matrix, *problem.q, *problem.restriction, *problem.restriction, LaplaceForm{},
+                   problem.arena);
+    benchmark::DoNotOptimize(matrix.view().values.data());
+  }
+  report(state, problem);
+  set_threads(2);
+}
+
+/// The same element matrices (same kernel), assembled through Eigen's setFromTriplets.
+template <class P>
+void assemble_eigen(benchmark::State& state, P& problem) {
+  set_threads(1);
+  using Element = typename P::Space::Element;
+  constexpr int n = Element::node_count;
+  const std::int32_t elements = problem.cells->element_count();
+  const auto total = static_cast<std::size_t>(elements) * n * n;
+  const auto nodes = test_nodes(problem);
+  std::vector<Eigen::Triplet<double>> triplets;
+  triplets.reserve(total);
+  const auto size = static_cast<Eigen::Index>(problem.space->node_count());
+  for (auto _ : state) {
+    const memory::ArenaScope scope(problem.arena);
+    auto values = memory::borrow_temporary<double>(problem.arena, total, "bench.element_matrices");
+    fem::detail::element_matrices<1, Element, Element>(values.view(), *problem.q, LaplaceForm{},
+                                                       problem.arena);
+    const double* v = values.data();
+    triplets.clear();
+    for (std::size_t t = 0; t < total; ++t) {
+      const std::size_t e = t / (n * n);
+      const std::size_t i = (t / n) % n;
+      const std::size_t j = t % n;
+      triplets.emplace_back(nodes[e * n + i], nodes[e * n + j], v[t]);
+    }
+    Eigen::SparseMatrix<double, Eigen::RowMajor> matrix(size, size);
+    matrix.setFromTriplets(triplets.begin(), triplets.end());
+    benchmark::DoNotOptimize(matrix.valuePtr());
+  }
+  report(state, problem);
+  set_threads(2);
+}
+
+template <class P>
+std::vector<std::int32_t> test_nodes(const P& problem) {
+  const auto view = problem.restriction->view().element_nodes;
+  return {view.begin(), view.end()};  // CPU backend: host-readable memory
+}
+
+void BM_AssembleGridQ1(benchmark::State& state) { assemble(state, grid_problem(), 1); }
+void BM_AssembleGridQ1_2threads(benchmark::State& state) { assemble(state, grid_problem(), 2); }
+void BM_AssembleGridQ1_FirstWithPlan(benchmark::State& state) {
+  assemble_first(state, grid_problem());
+}
+void BM_AssembleGridQ1_Eigen(benchmark::State& state) { assemble_eigen(state, grid_problem()); }
+void BM_AssembleHexQ1(benchmark::State& state) { assemble(state, hex_problem(), 1); }
+void BM_AssembleHexQ1_2threads(benchmark::State& state) { assemble(state, hex_problem(), 2); }
+void BM_AssembleHexQ1_FirstWithPlan(benchmark::State& state) {
+  assemble_first(state, hex_problem());
+}
+void BM_AssembleHexQ1_Eigen(benchmark::State& state) { assemble_eigen(state, hex_problem()); }
+void BM_AssembleTetP1(benchmark::State& state) { assemble(state, tet_problem(), 1); }
+void BM_AssembleTetP1_2threads(benchmark::State& state) { assemble(state, tet_problem(), 2); }
+void BM_AssembleTetP1_FirstWithPlan(benchmark::State& state) {
+  assemble_first(state, tet_problem());
+}
+void BM_AssembleTetP1_Eigen(benchmark::State& state) { assemble_eigen(state, tet_problem()); }
+
+/// y = A x on the 1024^2 grid's Q1 Laplacian.
+void BM_SpmvGridQ1(benchmark::State& state) {
+  set_threads(static_cast<int>(state.range(0)));
+  auto& problem = grid_problem();
+  const auto n = static_cast<std::size_t>(problem.matrix->rows());
+  auto x = memory::borrow_temporary<double>(problem.pool, n, "bench.x");
+  auto y = memory::borrow_temporary<double>(problem.pool, n, "bench.y");
+  std::fill(x.data(), x.data() + n, 1.0);
+  for (auto _ : state) {
+    fem::spmv(*problem.matrix, x.view(), y.view(), problem.arena);
+    benchmark::DoNotOptimize(y.data());
+  }
+  state.counters["rows/s"] = benchmark::Counter(
+      static_cast<double>(state.iterations()) * static_cast<double>(n), benchmark::Counter::kIsRate);
+  set_threads(2);
+}
+
+/// CG (Jacobi) to 1e-8 on a 256^2 grid's Q1 Laplacian with zero Dirichlet data.
+void BM_CgGridQ1_256(benchmark::State& state) {
+  set_threads(static_cast<int>(state.range(0)));
+  static Problem<geometry::Grid2D> problem(std::make_unique<geometry::Grid2D>(
+      std::array<double, 2>{0.0, 0.0}, std::array<double, 2>{1.0 / 256, 1.0 / 256},
+      std::array<std::int32_t, 2>{256, 256}));
+  const auto n = static_cast<std::size_t>(problem.matrix->rows());
+  auto b = memory::borrow_temporary<double>(problem.pool, n, "bench.b");
+  auto x = memory::borrow_temporary<double>(problem.pool, n, "bench.x");
+  auto mask = memory::borrow_temporary<std::uint8_t>(problem.pool, n, "bench.mask");
+  auto zero = memory::borrow_temporary<double>(problem.pool, n, "bench.zero");
+  std::fill(zero.data(), zero.data() + n, 0.0);
+  fem::boundary_dofs(*problem.space, mask.view(), problem.arena);
+  int iterations = 0;
+  for (auto _ : state) {
+    state.PauseTiming();
+    fem::integrate(*problem.matrix, *problem.q, *problem.restriction, *problem.restriction,
+                   LaplaceForm{}, problem.arena);
+    std::fill(b.data(), b.data() + n, 1.0 / static_cast<double>(n));
+    std::fill(x.data(), x.data() + n, 0.0);
+    fem::project_dirichlet(*problem.matrix, b.view(), mask.view(), zero.view(), problem.arena);
+    state.ResumeTiming();
+    iterations = fem::cg(*problem.matrix, b.view(), x.view(), problem.arena,
+                         {.tolerance = 1e-8, .max_iterations = 100000})
+                     .iterations;
+  }
+  state.counters["cg_iterations"] = iterations;
+  set_threads(2);
+}
+
+constexpr double min_seconds = 1.0;
+
+}  // namespace
+
+BENCHMARK(BM_AssembleGridQ1)->Unit(benchmark::kMillisecond)->MinTime(min_seconds)->UseRealTime();
+BENCHMARK(BM_AssembleGridQ1_Eigen)->Unit(benchmark::kMillisecond)->MinTime(min_seconds)->UseRealTime();
+BENCHMARK(BM_AssembleGridQ1_FirstWithPlan)->Unit(benchmark::kMillisecond)->MinTime(min_seconds)->UseRealTime();
+BENCHMARK(BM_AssembleGridQ1_2threads)->Unit(benchmark::kMillisecond)->MinTime(min_seconds)->UseRealTime();
+BENCHMARK(BM_AssembleHexQ1)->Unit(benchmark::kMillisecond)->MinTime(min_seconds)->UseRealTime();
+BENCHMARK(BM_AssembleHexQ1_Eigen)->Unit(benchmark::kMillisecond)->MinTime(min_seconds)->UseRealTime();
+BENCHMARK(BM_AssembleHexQ1_FirstWithPlan)->Unit(benchmark::kMillisecond)->MinTime(min_seconds)->UseRealTime();
+BENCHMARK(BM_AssembleHexQ1_2threads)->Unit(benchmark::kMillisecond)->MinTime(min_seconds)->UseRealTime();
+BENCHMARK(BM_AssembleTetP1)->Unit(benchmark::kMillisecond)->MinTime(min_seconds)->UseRealTime();
+BENCHMARK(BM_AssembleTetP1_Eigen)->Unit(benchmark::kMillisecond)->MinTime(min_seconds)->UseRealTime();
+BENCHMARK(BM_AssembleTetP1_FirstWithPlan)->Unit(benchmark::kMillisecond)->MinTime(min_seconds)->UseRealTime();
+BENCHMARK(BM_AssembleTetP1_2threads)->Unit(benchmark::kMillisecond)->MinTime(min_seconds)->UseRealTime();
+BENCHMARK(BM_SpmvGridQ1)->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond)->MinTime(min_seconds)->UseRealTime();
+BENCHMARK(BM_CgGridQ1_256)->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond)->MinTime(min_seconds)->UseRealTime();
+
+BENCHMARK_MAIN();
