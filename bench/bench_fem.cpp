@@ -157,6 +157,24 @@ void assemble_eigen(benchmark::State& state, P& problem) {
   set_threads(2);
 }
 
+/// The element-matrix stage alone (what both assemblies share).
+template <class P>
+void element_stage(benchmark::State& state, P& problem) {
+  set_threads(1);
+  using Element = typename P::Space::Element;
+  constexpr int n = Element::node_count;
+  const auto total = static_cast<std::size_t>(problem.cells->element_count()) * n * n;
+  for (auto _ : state) {
+    const memory::ArenaScope scope(problem.arena);
+    auto values = memory::borrow_temporary<double>(problem.arena, total, "bench.element_matrices");
+    fem::detail::element_matrices<1, Element, Element>(values.view(), *problem.q, LaplaceForm{},
+                                                       problem.arena);
+    benchmark::DoNotOptimize(values.data());
+  }
+  report(state, problem);
+  set_threads(2);
+}
+
 template <class P>
 std::vector<std::int32_t> test_nodes(const P& problem) {
   const auto view = problem.restriction->view().element_nodes;
@@ -175,6 +193,9 @@ void BM_AssembleHexQ1_FirstWithPlan(benchmark::State& state) {
   assemble_first(state, hex_problem());
 }
 void BM_AssembleHexQ1_Eigen(benchmark::State& state) { assemble_eigen(state, hex_problem()); }
+void BM_ElementMatricesGridQ1(benchmark::State& state) { element_stage(state, grid_problem()); }
+void BM_ElementMatricesHexQ1(benchmark::State& state) { element_stage(state, hex_problem()); }
+void BM_ElementMatricesTetP1(benchmark::State& state) { element_stage(state, tet_problem()); }
 void BM_AssembleTetP1(benchmark::State& state) { assemble(state, tet_problem(), 1); }
 void BM_AssembleTetP1_2threads(benchmark::State& state) { assemble(state, tet_problem(), 2); }
 void BM_AssembleTetP1_FirstWithPlan(benchmark::State& state) {
@@ -245,6 +266,9 @@ BENCHMARK(BM_AssembleTetP1)->Unit(benchmark::kMillisecond)->MinTime(min_seconds)
 BENCHMARK(BM_AssembleTetP1_Eigen)->Unit(benchmark::kMillisecond)->MinTime(min_seconds)->UseRealTime();
 BENCHMARK(BM_AssembleTetP1_FirstWithPlan)->Unit(benchmark::kMillisecond)->MinTime(min_seconds)->UseRealTime();
 BENCHMARK(BM_AssembleTetP1_2threads)->Unit(benchmark::kMillisecond)->MinTime(min_seconds)->UseRealTime();
+BENCHMARK(BM_ElementMatricesGridQ1)->Unit(benchmark::kMillisecond)->MinTime(min_seconds)->UseRealTime();
+BENCHMARK(BM_ElementMatricesHexQ1)->Unit(benchmark::kMillisecond)->MinTime(min_seconds)->UseRealTime();
+BENCHMARK(BM_ElementMatricesTetP1)->Unit(benchmark::kMillisecond)->MinTime(min_seconds)->UseRealTime();
 BENCHMARK(BM_SpmvGridQ1)->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond)->MinTime(min_seconds)->UseRealTime();
 BENCHMARK(BM_CgGridQ1_256)->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond)->MinTime(min_seconds)->UseRealTime();
 

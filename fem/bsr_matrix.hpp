@@ -222,7 +222,6 @@ void block_diagonal(const BsrMatrix<B>& a, memory::ArrayView<double> diagonal,
 /// A^T as a new matrix in `a`'s pool (blocks transposed too).
 template <int B>
 BsrMatrix<B> transpose(const BsrMatrix<B>& a, memory::Arena& scratch) {
-  const memory::ArenaScope scope(scratch);
   auto policy = memory::arena_policy(scratch, "BsrMatrix.thrust");
   const BsrView<B> m = a.view();
   const auto n = static_cast<std::size_t>(a.block_count());
@@ -294,7 +293,6 @@ void project_dirichlet(BsrMatrix<B>& a, memory::ArrayView<double> rhs,
   detail::check_size(rhs.size(), a.rows(), "project_dirichlet (rhs)");
   detail::check_size(mask.size(), a.rows(), "project_dirichlet (mask)");
   detail::check_size(values.size(), a.rows(), "project_dirichlet (values)");
-  const memory::ArenaScope scope(scratch);
   auto policy = memory::arena_policy(scratch, "BsrMatrix.thrust");
   const auto n = static_cast<std::size_t>(a.rows());
   auto lifted = memory::borrow_temporary<double>(scratch, n, "BsrMatrix.dirichlet_lift");

@@ -88,7 +88,6 @@ void build_plan(BsrMatrix<B>& matrix, const RestrictionView& test, const Restric
                 std::int32_t elements, const AssemblyKey& key, memory::Arena& scratch) {
   constexpr int nt = TestElement::node_count;
   constexpr int nu = TrialElement::node_count;
-  const memory::ArenaScope scope(scratch);
   auto policy = memory::arena_policy(scratch, "integrate.thrust");
   memory::Pool& pool = matrix.pool();
   const auto total = static_cast<std::size_t>(key.triplets);
@@ -159,6 +158,85 @@ void build_plan(BsrMatrix<B>& matrix, const RestrictionView& test, const Restric
   matrix.set_plan(key, std::move(order), std::move(starts));
 }
 
+/// A table row of an element's basis: values, then reference gradients, at one point.
+template <class Element>
+struct BasisRow {
+  static constexpr int size = Basis<Element>::row_size;
+  using Coords = typename Element::Coords;
+  AFEM_HOST_DEVICE static void fill(const Coords& xi, double* row) {
+    Element::values(xi, row);
+    Element::gradients(xi, row + Element::node_count);
+  }
+};
+
+/// A table row of a geometry map's shape functions: values, then reference gradients.
+template <class GView>
+struct GeometryRow {
+  static constexpr int size = geometry_row_size<GView>;
+  using Coords = typename GView::Coords;
+  AFEM_HOST_DEVICE static void fill(const Coords& xi, double* row) {
+    geometry::shape_values<GView::cell_type>(xi, row);
+    geometry::shape_gradients<GView::cell_type>(xi, row + GView::Cell::vertex_count);
+  }
+};
+
+/// Row::size doubles per quadrature point, filled by Row::fill at the point, in `scratch`: the
+/// values every element of a cell domain shares. Empty unless Tabulated (side domains, whose cell
+/// coordinates differ per side, evaluate at each sample instead).
+template <class Row, bool Tabulated>
+memory::Temporary<double> tabulate(const quadrature::QuadratureView& q, memory::Arena& scratch) {
+  if constexpr (!Tabulated) {
+    return {};
+  } else {
+    const std::int32_t points = q.points_per_element();
+    auto table = memory::borrow_temporary<double>(
+        scratch, static_cast<std::size_t>(points) * Row::size, "integrate.table");
+    const memory::ArrayView<double> out = table.view();
+    auto policy = memory::arena_policy(scratch, "integrate.thrust");
+    thrust::for_each_n(policy, thrust::counting_iterator<std::int32_t>(0), points,
+                       [=] AFEM_HOST_DEVICE(std::int32_t p) {
+                         typename Row::Coords xi;
+                         for (int d = 0; d < xi.size(); ++d) {
+                           xi[d] = q.coordinate(p, d);
+                         }
+                         Row::fill(xi, &out[static_cast<std::size_t>(p) * Row::size]);
+                       });
+    return table;
+  }
+}
+
+/// The basis at a sample: from its table row (cell domains) or evaluated there.
+template <class Element, bool Tabulated, int D>
+AFEM_HOST_DEVICE Basis<Element> basis_at(const Sample<D>& s,
+                                         memory::ArrayView<const double> rows) {
+  if constexpr (Tabulated) {
+    return Basis<Element>(s, &rows[static_cast<std::size_t>(s.point) * Basis<Element>::row_size]);
+  } else {
+    return Basis<Element>(s);
+  }
+}
+
+/// Adds weight * f(s, test_i, trial_j, fields...) for every basis pair and component pair.
+template <int B, int D, class TestBasis, class TrialBasis, class Integrand, class Pack>
+AFEM_HOST_DEVICE void add_pairs(double* block, const Sample<D>& s, const TestBasis& test,
+                                const TrialBasis& trial, const Integrand& integrand,
+                                const Pack& pack) {
+  constexpr int nt = TestBasis::node_count;
+  constexpr int nu = TrialBasis::node_count;
+  for (int i = 0; i < nt; ++i) {
+    for (int ci = 0; ci < B; ++ci) {
+      const ShapeFunction<D, B> v{test.value[i], test.gradient[i], ci};
+      for (int j = 0; j < nu; ++j) {
+        for (int cj = 0; cj < B; ++cj) {
+          const ShapeFunction<D, B> u{trial.value[j], trial.gradient[j], cj};
+          block[((i * nu + j) * B + ci) * B + cj] +=
+              s.weight * static_cast<double>(pack.call(integrand, s, v, u));
+        }
+      }
+    }
+  }
+}
+
 /// Element matrices of a bilinear form: for element e, test node i, trial node j and components
 /// (ci, cj), out[((e * nt + i) * nu + j) * B * B + ci * B + cj] (overwritten).
 template <int B, class TestElement, class TrialElement, quadrature::Domain Domain, class Integrand,
@@ -169,8 +247,6 @@ void element_matrices(memory::ArrayView<double> out,
   constexpr int dim = Domain::dimension;
   constexpr int nt = TestElement::node_count;
   constexpr int nu = TrialElement::node_count;
-  using TestFunction = ShapeFunction<dim, B>;
-  using TrialFunction = ShapeFunction<dim, B>;
   const std::int32_t elements = quadrature.domain().element_count();
   detail::check_size(out.size(), static_cast<std::int64_t>(elements) * nt * nu * B * B,
                      "element_matrices");
@@ -178,28 +254,40 @@ void element_matrices(memory::ArrayView<double> out,
   const auto domain = quadrature.domain().view();
   const quadrature::QuadratureView q = quadrature.view();
   const auto pack = detail::make_field_pack(fields...);
+  constexpr bool tabulated = Domain::kind == quadrature::ElementKind::cell;
+  using GView = typename Domain::View::GeometryView;
+  auto test_table = tabulate<BasisRow<TestElement>, tabulated>(q, scratch);
+  auto trial_table = tabulate<BasisRow<TrialElement>, tabulated>(q, scratch);
+  constexpr bool map_table = tabulated && tabulate_map<GView>;
+  auto geometry_rows = tabulate<GeometryRow<GView>, map_table>(q, scratch);
+  const memory::ArrayView<const double> map_rows = geometry_rows.view();
+  const memory::ArrayView<const double> test_rows = test_table.view();
+  const memory::ArrayView<const double> trial_rows = trial_table.view();
   thrust::for_each_n(
       policy, thrust::counting_iterator<std::int32_t>(0), elements,
       [=] AFEM_HOST_DEVICE(std::int32_t e) {
-        double* block = &out[static_cast<std::size_t>(e) * nt * nu * B * B];
-        for (int i = 0; i < nt * nu * B * B; ++i) {
+        // Small element matrices are summed in registers/stack and written once.
+        constexpr int size = nt * nu * B * B;
+        constexpr bool on_stack = size <= 1024;
+        double local[on_stack ? size : 1];
+        double* block = on_stack ? local : &out[static_cast<std::size_t>(e) * size];
+        for (int i = 0; i < size; ++i) {
           block[i] = 0.0;
         }
+        const ElementSamples<decltype(domain), map_table> samples(domain, q, map_rows, e);
         for (std::int32_t p = 0; p < q.points_per_element(); ++p) {
-          const Sample<dim> s = detail::make_sample(domain, q, e, p);
-          const detail::Basis<TestElement> test_basis(s);
-          const detail::Basis<TrialElement> trial_basis(s);
-          for (int i = 0; i < nt; ++i) {
-            for (int ci = 0; ci < B; ++ci) {
-              const TestFunction v{test_basis.value[i], test_basis.gradient[i], ci};
-              for (int j = 0; j < nu; ++j) {
-                for (int cj = 0; cj < B; ++cj) {
-                  const TrialFunction u{trial_basis.value[j], trial_basis.gradient[j], cj};
-                  block[((i * nu + j) * B + ci) * B + cj] +=
-                      s.weight * static_cast<double>(pack.call(integrand, s, v, u));
-                }
-              }
-            }
+          const Sample<dim> s = samples(p);
+          const auto test_basis = basis_at<TestElement, tabulated>(s, test_rows);
+          if constexpr (std::is_same_v<TestElement, TrialElement>) {
+            add_pairs<B>(block, s, test_basis, test_basis, integrand, pack);
+          } else {
+            add_pairs<B>(block, s, test_basis, basis_at<TrialElement, tabulated>(s, trial_rows),
+                         integrand, pack);
+          }
+        }
+        if constexpr (on_stack) {
+          for (int i = 0; i < size; ++i) {
+            out[static_cast<std::size_t>(e) * size + static_cast<std::size_t>(i)] = local[i];
           }
         }
       });
@@ -214,7 +302,6 @@ void integral_sums(double* total, const quadrature::Quadrature<Domain>& quadratu
   using Traits = ValueTraits<Result>;
   constexpr int width = Traits::size;
   const std::int32_t elements = quadrature.domain().element_count();
-  const memory::ArenaScope scope(scratch);
   auto policy = memory::arena_policy(scratch, "integrate.thrust");
   auto sums = memory::borrow_temporary<double>(
       scratch, static_cast<std::size_t>(elements) * width, "integrate.element_sums");
@@ -290,7 +377,6 @@ void integrate(BsrMatrix<B>& matrix, const quadrature::Quadrature<Domain>& quadr
     detail::build_plan<B, TestElement, TrialElement>(matrix, test.view(), trial.view(), elements,
                                                       key, scratch);
   }
-  const memory::ArenaScope scope(scratch);
   auto element_values = memory::borrow_temporary<double>(
       scratch, static_cast<std::size_t>(triplets) * B * B, "integrate.element_matrices");
   const memory::ArrayView<double> out = element_values.view();
@@ -326,7 +412,6 @@ void integrate(memory::ArrayView<double> vector, const quadrature::Quadrature<Do
   constexpr int nt = Element::node_count;
   const std::int32_t elements = quadrature.domain().element_count();
   const auto pairs = static_cast<std::size_t>(elements) * nt;
-  const memory::ArenaScope scope(scratch);
   auto policy = memory::arena_policy(scratch, "integrate.thrust");
   auto element_values =
       memory::borrow_temporary<double>(scratch, pairs * C, "integrate.element_vectors");
@@ -339,15 +424,24 @@ void integrate(memory::ArrayView<double> vector, const quadrature::Quadrature<Do
   const quadrature::QuadratureView q = quadrature.view();
   const RestrictionView restriction = test.view();
   const auto pack = detail::make_field_pack(fields...);
+  constexpr bool tabulated = Domain::kind == quadrature::ElementKind::cell;
+  using GView = typename Domain::View::GeometryView;
+  auto table = detail::tabulate<detail::BasisRow<Element>, tabulated>(q, scratch);
+  constexpr bool map_table = tabulated && detail::tabulate_map<GView>;
+  auto geometry_rows = detail::tabulate<detail::GeometryRow<GView>, map_table>(q, scratch);
+  const memory::ArrayView<const double> rows = table.view();
+  const memory::ArrayView<const double> map_rows = geometry_rows.view();
   thrust::for_each_n(policy, thrust::counting_iterator<std::int32_t>(0), elements,
                      [=] AFEM_HOST_DEVICE(std::int32_t e) {
                        double* local = &out[static_cast<std::size_t>(e) * nt * C];
                        for (int i = 0; i < nt * C; ++i) {
                          local[i] = 0.0;
                        }
+                       const detail::ElementSamples<decltype(domain), map_table> samples(
+                           domain, q, map_rows, e);
                        for (std::int32_t p = 0; p < q.points_per_element(); ++p) {
-                         const Sample<dim> s = detail::make_sample(domain, q, e, p);
-                         const detail::Basis<Element> basis(s);
+                         const Sample<dim> s = samples(p);
+                         const auto basis = detail::basis_at<Element, tabulated>(s, rows);
                          for (int i = 0; i < nt; ++i) {
                            for (int c = 0; c < C; ++c) {
                              const TestFunction v{basis.value[i], basis.gradient[i], c};

@@ -261,7 +261,6 @@ SolveResult cg(const BsrMatrix<B>& a, memory::ArrayView<const double> b,
                memory::ArrayView<double> x, memory::Arena& scratch,
                const SolveOptions& options = {}) {
   detail::check_vectors(b.size(), x.size(), a.rows(), "cg");
-  const memory::ArenaScope scope(scratch);
   detail::KrylovWorkspace<B> work(a, options.preconditioner, scratch);
   detail::ResidualHistory history;
   const auto r = work.vector("cg.r");
@@ -317,7 +316,6 @@ SolveResult bicgstab(const BsrMatrix<B>& a, memory::ArrayView<const double> b,
                      memory::ArrayView<double> x, memory::Arena& scratch,
                      const SolveOptions& options = {}) {
   detail::check_vectors(b.size(), x.size(), a.rows(), "bicgstab");
-  const memory::ArenaScope scope(scratch);
   detail::KrylovWorkspace<B> work(a, options.preconditioner, scratch);
   detail::ResidualHistory history;
   const auto r = work.vector("bicgstab.r");

@@ -116,7 +116,6 @@ SpaceTopology build_space_topology(const G& geometry, memory::Pool& pool,
   AFEM_EXPECTS(static_cast<std::int64_t>(cells) * npc < std::numeric_limits<std::int32_t>::max(),
                "LagrangeSpace: " + std::to_string(cells) + " cells of " + std::to_string(npc) +
                    " nodes overflow 32-bit node indices");
-  const memory::ArenaScope scope(scratch);
   auto policy = memory::arena_policy(scratch, "LagrangeSpace.thrust");
   const auto pairs = static_cast<std::size_t>(cells) * npc;
 

@@ -44,7 +44,6 @@ public:
 
   /// Renumbers from the partition's current cells.
   void rebuild(memory::Arena& scratch) {
-    const memory::ArenaScope scope(scratch);
     auto policy = memory::arena_policy(scratch, "SpacePartition.thrust");
     const auto space = space_->view();
     const geometry::PartitionView cells = partition_->view();

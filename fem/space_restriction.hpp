@@ -59,7 +59,6 @@ public:
       : SpaceRestriction(space, domain, &partition, scratch) {}
 
   void rebuild(memory::Arena& scratch) {
-    const memory::ArenaScope scope(scratch);
     auto policy = memory::arena_policy(scratch, "SpaceRestriction.thrust");
     const auto space = space_->view();
     const auto domain = domain_->view();

@@ -9,8 +9,11 @@
 
 #include <cmath>
 #include <cstdint>
+#include <type_traits>
 
 #include "fem/sample.hpp"
+#include "geometry/mesh_view.hpp"
+#include "geometry/reference_cell.hpp"
 #include "memory/config.hpp"
 #include "quadrature/domain.hpp"
 #include "quadrature/quadrature.hpp"
@@ -81,17 +84,126 @@ AFEM_HOST_DEVICE Sample<DomainView::dimension> make_sample(const DomainView& dom
   return s;
 }
 
+/// A cell's vertex positions, read once per element for tabulated samples.
+template <class GView>
+struct CellVertices {
+  static constexpr int count = GView::Cell::vertex_count;
+  typename GView::Point x[count];
+
+  AFEM_HOST_DEVICE CellVertices(const GView& geometry, std::int32_t cell) {
+    for (int v = 0; v < count; ++v) {
+      x[v] = geometry.cell_vertex(cell, v);
+    }
+  }
+};
+
+/// Row size of a geometry table: the map's shape values (one per vertex), then their reference
+/// gradients, at one quadrature point.
+template <class GView>
+inline constexpr int geometry_row_size = GView::Cell::vertex_count * (1 + GView::dimension);
+
+/// The sample at point `point` of cell element `element` from the cell's vertices and the
+/// geometry table row of that point: the same map as the geometry's cell_position and
+/// cell_jacobian, with the shape functions evaluated once per quadrature point instead of once
+/// per sample.
+template <class DomainView>
+AFEM_HOST_DEVICE Sample<DomainView::dimension> make_tabulated_sample(
+    const DomainView& domain, const quadrature::QuadratureView& q, std::int32_t element,
+    std::int32_t point, const CellVertices<typename DomainView::GeometryView>& vertices,
+    const double* row) {
+  static_assert(DomainView::kind == quadrature::ElementKind::cell);
+  constexpr int dim = DomainView::dimension;
+  constexpr int nv = CellVertices<typename DomainView::GeometryView>::count;
+  Sample<dim> s;
+  s.element = element;
+  s.point = point;
+  s.cell = domain.element_index(element);
+  typename Sample<dim>::Matrix jacobian = Sample<dim>::Matrix::Zero();
+  s.x.setZero();
+  for (int v = 0; v < nv; ++v) {
+    s.x += row[v] * vertices.x[v];
+    for (int d = 0; d < dim; ++d) {
+      jacobian.col(d) += row[nv + v * dim + d] * vertices.x[v];
+    }
+  }
+  for (int d = 0; d < dim; ++d) {
+    s.coords[d] = q.coordinate(point, d);
+  }
+  s.normal.setZero();
+  s.inverse_jacobian = jacobian.inverse();
+  s.weight = q.weight(point) * std::abs(jacobian.determinant());
+  return s;
+}
+
+/// Whether samples of a cell domain are cheaper from a geometry table and the cell's vertices:
+/// for multilinear maps of stored meshes (quadrilaterals, hexahedra). Grids and simplices have
+/// closed-form or constant Jacobians that the geometry evaluates faster itself.
+template <class GView>
+inline constexpr bool tabulate_map =
+    std::is_same_v<GView, geometry::MeshView<GView::cell_type>> && !GView::Cell::simplex;
+
+/// The samples of one element: from the geometry table and the cell's vertices, read once, on
+/// cell domains (Tabulated); from the geometry's own map otherwise.
+template <class DomainView, bool Tabulated>
+class ElementSamples {
+  using GView = typename DomainView::GeometryView;
+  struct NoVertices {
+    AFEM_HOST_DEVICE NoVertices(const GView& /*geometry*/, std::int32_t /*cell*/) {}
+  };
+  using Vertices = std::conditional_t<Tabulated, CellVertices<GView>, NoVertices>;
+
+public:
+  AFEM_HOST_DEVICE ElementSamples(const DomainView& domain, const quadrature::QuadratureView& q,
+                                  memory::ArrayView<const double> map_rows, std::int32_t element)
+      : domain_(domain), q_(q), map_rows_(map_rows), element_(element),
+        vertices_(domain.geometry, Tabulated ? domain.element_index(element) : 0) {}
+
+  AFEM_HOST_DEVICE Sample<DomainView::dimension> operator()(std::int32_t point) const {
+    if constexpr (Tabulated) {
+      return make_tabulated_sample(
+          domain_, q_, element_, point, vertices_,
+          &map_rows_[static_cast<std::size_t>(point) * geometry_row_size<GView>]);
+    } else {
+      return make_sample(domain_, q_, element_, point);
+    }
+  }
+
+private:
+  DomainView domain_;
+  quadrature::QuadratureView q_;
+  memory::ArrayView<const double> map_rows_;
+  std::int32_t element_;
+  Vertices vertices_;
+};
+
 /// An element's basis at a sample: values and gradients in physical coordinates.
 template <class Element>
 struct Basis {
   static constexpr int dim = Element::dimension;
+  static constexpr int node_count = Element::node_count;
   double value[Element::node_count];
   Eigen::Matrix<double, dim, 1> gradient[Element::node_count];
 
+  /// Evaluated at the sample's coordinates.
   AFEM_HOST_DEVICE explicit Basis(const Sample<dim>& s) {
     double reference[Element::node_count * dim];
     Element::values(s.coords, value);
     Element::gradients(s.coords, reference);
+    map_gradients(s, reference);
+  }
+  /// From a row of a reference table (values, then gradients; see reference_basis_table).
+  AFEM_HOST_DEVICE Basis(const Sample<dim>& s, const double* row) {
+    for (int k = 0; k < Element::node_count; ++k) {
+      value[k] = row[k];
+    }
+    map_gradients(s, row + Element::node_count);
+  }
+
+  /// Values and reference gradients at one point, as a table row.
+  static constexpr int row_size = Element::node_count * (1 + dim);
+
+private:
+  AFEM_HOST_DEVICE void map_gradients(const Sample<dim>& s, const double* reference) {
     for (int k = 0; k < Element::node_count; ++k) {
       Eigen::Matrix<double, dim, 1> g;
       for (int d = 0; d < dim; ++d) {

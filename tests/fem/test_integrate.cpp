@@ -94,6 +94,14 @@ struct LoadForm {
   }
 };
 
+/// f . v with f = (1, 0, ..)
+struct LoadVectorForm {
+  template <int D, int C>
+  AFEM_HOST_DEVICE double operator()(const Sample<D>& /*s*/, const ShapeFunction<D, C>& v) const {
+    return v.value()[0];
+  }
+};
+
 struct Load {
   template <int D>
   AFEM_HOST_DEVICE double operator()(const Sample<D>& s) const {
@@ -282,6 +290,30 @@ TEST_F(IntegrateTest, AssemblesOnAPartitionWithCompactNodeNumbers) {
   // The partition changes: the restriction must be rebuilt before it is used again.
   partition.select_cells(memory::ArrayView<const std::int32_t>(selection.data(), 2), *arena_);
   EXPECT_THROW(integrate(mass, q, restriction, restriction, ElasticMassForm{}, *arena_), Error);
+}
+
+TEST_F(IntegrateTest, GivesBackEverythingItBorrowsAndLeavesTheCallersHandlesValid) {
+  auto geometry = test::UnitBox<geometry::Hexmesh>::make(3, *pool_, *arena_);
+  const LagrangeSpace<geometry::Hexmesh, 2, 3> space(*geometry, *pool_, *arena_);
+  const quadrature::Cells cells(*geometry);
+  const quadrature::RegularQuadrature q(cells, 4, *pool_);
+  const SpaceRestriction restriction(space, cells, *arena_);
+  // The caller's own step buffer, borrowed before the calls.
+  const auto dofs = static_cast<std::size_t>(space.dof_count());
+  auto mine = memory::borrow_temporary<double>(*arena_, dofs, "test.caller");
+  const std::size_t live = arena_->stats().live_bytes;
+  BsrMatrix<3> matrix(*pool_);
+  integrate(matrix, q, restriction, restriction, ElasticMassForm{1.0, 1.0}, *arena_);
+  integrate(mine.view(), q, restriction, LoadVectorForm{}, *arena_);
+  EXPECT_GT(integrate(q, One{}, *arena_), 0.0);
+  auto x = memory::borrow_temporary<double>(*pool_, dofs, "test.x");
+  test::copy_to_device(x.view(), std::vector<double>(dofs, 0.0));
+  cg(matrix, mine.view(), x.view(), *arena_, {.preconditioner = Preconditioner::block_jacobi});
+  bicgstab(matrix, mine.view(), x.view(), *arena_);
+  EXPECT_TRUE(mine.is_current());
+  EXPECT_NO_THROW((void)mine.data());
+  EXPECT_EQ(arena_->stats().live_bytes, live);
+  EXPECT_EQ(arena_->stats().live_handles, 1U);
 }
 
 TEST_F(IntegrateTest, RefusesASpaceOnAnotherGeometry) {
