@@ -85,16 +85,20 @@ Problem<geometry::Mesh<Type>>& mesh_problem(std::int32_t n) {
   return problem;
 }
 
-auto& hex_problem() { return mesh_problem<geometry::CellType::hexahedron>(100); }
-auto& tet_problem() { return mesh_problem<geometry::CellType::tetrahedron>(55); }
+auto& hex_problem() {
+  return mesh_problem<geometry::CellType::hexahedron>(100);
+}
+auto& tet_problem() {
+  return mesh_problem<geometry::CellType::tetrahedron>(55);
+}
 
 template <class P>
 void report(benchmark::State& state, const P& problem) {
   const auto iterations = static_cast<double>(state.iterations());
-  state.counters["cells/s"] = benchmark::Counter(
-      iterations * problem.geometry->cell_count(), benchmark::Counter::kIsRate);
-  state.counters["dofs/s"] = benchmark::Counter(iterations * problem.space->node_count(),
-                                                benchmark::Counter::kIsRate);
+  state.counters["cells/s"] =
+      benchmark::Counter(iterations * problem.geometry->cell_count(), benchmark::Counter::kIsRate);
+  state.counters["dofs/s"] =
+      benchmark::Counter(iterations * problem.space->node_count(), benchmark::Counter::kIsRate);
 }
 
 /// integrate() with the triplet plan cached (steady state): element matrices + segment sums.
@@ -181,27 +185,51 @@ std::vector<std::int32_t> test_nodes(const P& problem) {
   return {view.begin(), view.end()};  // CPU backend: host-readable memory
 }
 
-void BM_AssembleGridQ1(benchmark::State& state) { assemble(state, grid_problem(), 1); }
-void BM_AssembleGridQ1_2threads(benchmark::State& state) { assemble(state, grid_problem(), 2); }
+void BM_AssembleGridQ1(benchmark::State& state) {
+  assemble(state, grid_problem(), 1);
+}
+void BM_AssembleGridQ1_2threads(benchmark::State& state) {
+  assemble(state, grid_problem(), 2);
+}
 void BM_AssembleGridQ1_FirstWithPlan(benchmark::State& state) {
   assemble_first(state, grid_problem());
 }
-void BM_AssembleGridQ1_Eigen(benchmark::State& state) { assemble_eigen(state, grid_problem()); }
-void BM_AssembleHexQ1(benchmark::State& state) { assemble(state, hex_problem(), 1); }
-void BM_AssembleHexQ1_2threads(benchmark::State& state) { assemble(state, hex_problem(), 2); }
+void BM_AssembleGridQ1_Eigen(benchmark::State& state) {
+  assemble_eigen(state, grid_problem());
+}
+void BM_AssembleHexQ1(benchmark::State& state) {
+  assemble(state, hex_problem(), 1);
+}
+void BM_AssembleHexQ1_2threads(benchmark::State& state) {
+  assemble(state, hex_problem(), 2);
+}
 void BM_AssembleHexQ1_FirstWithPlan(benchmark::State& state) {
   assemble_first(state, hex_problem());
 }
-void BM_AssembleHexQ1_Eigen(benchmark::State& state) { assemble_eigen(state, hex_problem()); }
-void BM_ElementMatricesGridQ1(benchmark::State& state) { element_stage(state, grid_problem()); }
-void BM_ElementMatricesHexQ1(benchmark::State& state) { element_stage(state, hex_problem()); }
-void BM_ElementMatricesTetP1(benchmark::State& state) { element_stage(state, tet_problem()); }
-void BM_AssembleTetP1(benchmark::State& state) { assemble(state, tet_problem(), 1); }
-void BM_AssembleTetP1_2threads(benchmark::State& state) { assemble(state, tet_problem(), 2); }
+void BM_AssembleHexQ1_Eigen(benchmark::State& state) {
+  assemble_eigen(state, hex_problem());
+}
+void BM_ElementMatricesGridQ1(benchmark::State& state) {
+  element_stage(state, grid_problem());
+}
+void BM_ElementMatricesHexQ1(benchmark::State& state) {
+  element_stage(state, hex_problem());
+}
+void BM_ElementMatricesTetP1(benchmark::State& state) {
+  element_stage(state, tet_problem());
+}
+void BM_AssembleTetP1(benchmark::State& state) {
+  assemble(state, tet_problem(), 1);
+}
+void BM_AssembleTetP1_2threads(benchmark::State& state) {
+  assemble(state, tet_problem(), 2);
+}
 void BM_AssembleTetP1_FirstWithPlan(benchmark::State& state) {
   assemble_first(state, tet_problem());
 }
-void BM_AssembleTetP1_Eigen(benchmark::State& state) { assemble_eigen(state, tet_problem()); }
+void BM_AssembleTetP1_Eigen(benchmark::State& state) {
+  assemble_eigen(state, tet_problem());
+}
 
 /// y = A x on the 1024^2 grid's Q1 Laplacian.
 void BM_SpmvGridQ1(benchmark::State& state) {
@@ -215,8 +243,9 @@ void BM_SpmvGridQ1(benchmark::State& state) {
     fem::spmv(*problem.matrix, x.view(), y.view(), problem.arena);
     benchmark::DoNotOptimize(y.data());
   }
-  state.counters["rows/s"] = benchmark::Counter(
-      static_cast<double>(state.iterations()) * static_cast<double>(n), benchmark::Counter::kIsRate);
+  state.counters["rows/s"] =
+      benchmark::Counter(static_cast<double>(state.iterations()) * static_cast<double>(n),
+                         benchmark::Counter::kIsRate);
   set_threads(2);
 }
 
@@ -255,21 +284,67 @@ constexpr double min_seconds = 1.0;
 }  // namespace
 
 BENCHMARK(BM_AssembleGridQ1)->Unit(benchmark::kMillisecond)->MinTime(min_seconds)->UseRealTime();
-BENCHMARK(BM_AssembleGridQ1_Eigen)->Unit(benchmark::kMillisecond)->MinTime(min_seconds)->UseRealTime();
-BENCHMARK(BM_AssembleGridQ1_FirstWithPlan)->Unit(benchmark::kMillisecond)->MinTime(min_seconds)->UseRealTime();
-BENCHMARK(BM_AssembleGridQ1_2threads)->Unit(benchmark::kMillisecond)->MinTime(min_seconds)->UseRealTime();
+BENCHMARK(BM_AssembleGridQ1_Eigen)
+    ->Unit(benchmark::kMillisecond)
+    ->MinTime(min_seconds)
+    ->UseRealTime();
+BENCHMARK(BM_AssembleGridQ1_FirstWithPlan)
+    ->Unit(benchmark::kMillisecond)
+    ->MinTime(min_seconds)
+    ->UseRealTime();
+BENCHMARK(BM_AssembleGridQ1_2threads)
+    ->Unit(benchmark::kMillisecond)
+    ->MinTime(min_seconds)
+    ->UseRealTime();
 BENCHMARK(BM_AssembleHexQ1)->Unit(benchmark::kMillisecond)->MinTime(min_seconds)->UseRealTime();
-BENCHMARK(BM_AssembleHexQ1_Eigen)->Unit(benchmark::kMillisecond)->MinTime(min_seconds)->UseRealTime();
-BENCHMARK(BM_AssembleHexQ1_FirstWithPlan)->Unit(benchmark::kMillisecond)->MinTime(min_seconds)->UseRealTime();
-BENCHMARK(BM_AssembleHexQ1_2threads)->Unit(benchmark::kMillisecond)->MinTime(min_seconds)->UseRealTime();
+BENCHMARK(BM_AssembleHexQ1_Eigen)
+    ->Unit(benchmark::kMillisecond)
+    ->MinTime(min_seconds)
+    ->UseRealTime();
+BENCHMARK(BM_AssembleHexQ1_FirstWithPlan)
+    ->Unit(benchmark::kMillisecond)
+    ->MinTime(min_seconds)
+    ->UseRealTime();
+BENCHMARK(BM_AssembleHexQ1_2threads)
+    ->Unit(benchmark::kMillisecond)
+    ->MinTime(min_seconds)
+    ->UseRealTime();
 BENCHMARK(BM_AssembleTetP1)->Unit(benchmark::kMillisecond)->MinTime(min_seconds)->UseRealTime();
-BENCHMARK(BM_AssembleTetP1_Eigen)->Unit(benchmark::kMillisecond)->MinTime(min_seconds)->UseRealTime();
-BENCHMARK(BM_AssembleTetP1_FirstWithPlan)->Unit(benchmark::kMillisecond)->MinTime(min_seconds)->UseRealTime();
-BENCHMARK(BM_AssembleTetP1_2threads)->Unit(benchmark::kMillisecond)->MinTime(min_seconds)->UseRealTime();
-BENCHMARK(BM_ElementMatricesGridQ1)->Unit(benchmark::kMillisecond)->MinTime(min_seconds)->UseRealTime();
-BENCHMARK(BM_ElementMatricesHexQ1)->Unit(benchmark::kMillisecond)->MinTime(min_seconds)->UseRealTime();
-BENCHMARK(BM_ElementMatricesTetP1)->Unit(benchmark::kMillisecond)->MinTime(min_seconds)->UseRealTime();
-BENCHMARK(BM_SpmvGridQ1)->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond)->MinTime(min_seconds)->UseRealTime();
-BENCHMARK(BM_CgGridQ1_256)->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond)->MinTime(min_seconds)->UseRealTime();
+BENCHMARK(BM_AssembleTetP1_Eigen)
+    ->Unit(benchmark::kMillisecond)
+    ->MinTime(min_seconds)
+    ->UseRealTime();
+BENCHMARK(BM_AssembleTetP1_FirstWithPlan)
+    ->Unit(benchmark::kMillisecond)
+    ->MinTime(min_seconds)
+    ->UseRealTime();
+BENCHMARK(BM_AssembleTetP1_2threads)
+    ->Unit(benchmark::kMillisecond)
+    ->MinTime(min_seconds)
+    ->UseRealTime();
+BENCHMARK(BM_ElementMatricesGridQ1)
+    ->Unit(benchmark::kMillisecond)
+    ->MinTime(min_seconds)
+    ->UseRealTime();
+BENCHMARK(BM_ElementMatricesHexQ1)
+    ->Unit(benchmark::kMillisecond)
+    ->MinTime(min_seconds)
+    ->UseRealTime();
+BENCHMARK(BM_ElementMatricesTetP1)
+    ->Unit(benchmark::kMillisecond)
+    ->MinTime(min_seconds)
+    ->UseRealTime();
+BENCHMARK(BM_SpmvGridQ1)
+    ->Arg(1)
+    ->Arg(2)
+    ->Unit(benchmark::kMillisecond)
+    ->MinTime(min_seconds)
+    ->UseRealTime();
+BENCHMARK(BM_CgGridQ1_256)
+    ->Arg(1)
+    ->Arg(2)
+    ->Unit(benchmark::kMillisecond)
+    ->MinTime(min_seconds)
+    ->UseRealTime();
 
 BENCHMARK_MAIN();

@@ -72,15 +72,16 @@ public:
   /// increasing in its row, a value count other than B * B per block).
   static BsrMatrix from_host(memory::Pool& pool, std::int32_t block_rows,
                              std::int32_t block_columns, std::span<const std::int32_t> offsets,
-                             std::span<const std::int32_t> columns, std::span<const double> values) {
-    AFEM_EXPECTS(block_rows >= 0 && block_columns >= 0,
-                 "BsrMatrix::from_host: negative size " + std::to_string(block_rows) + " x " +
-                     std::to_string(block_columns));
+                             std::span<const std::int32_t> columns,
+                             std::span<const double> values) {
+    AFEM_EXPECTS(block_rows >= 0 && block_columns >= 0, "BsrMatrix::from_host: negative size " +
+                                                            std::to_string(block_rows) + " x " +
+                                                            std::to_string(block_columns));
     AFEM_EXPECTS(offsets.size() == static_cast<std::size_t>(block_rows) + 1 && offsets[0] == 0 &&
                      static_cast<std::size_t>(offsets.back()) == columns.size(),
                  "BsrMatrix::from_host: expected " + std::to_string(block_rows + 1) +
-                     " offsets from 0 to the number of blocks (" +
-                     std::to_string(columns.size()) + ")");
+                     " offsets from 0 to the number of blocks (" + std::to_string(columns.size()) +
+                     ")");
     AFEM_EXPECTS(values.size() == columns.size() * block_size,
                  "BsrMatrix::from_host: " + std::to_string(values.size()) + " values for " +
                      std::to_string(columns.size()) + " blocks of " + std::to_string(block_size));
@@ -178,7 +179,8 @@ void spmv(const BsrMatrix<B>& a, memory::ArrayView<const double> x, memory::Arra
                        double sum[B] = {};
                        const auto row = static_cast<std::size_t>(r);
                        for (auto k = m.offsets[row]; k < m.offsets[row + 1]; ++k) {
-                         const auto col = static_cast<std::size_t>(m.columns[static_cast<std::size_t>(k)]);
+                         const auto col =
+                             static_cast<std::size_t>(m.columns[static_cast<std::size_t>(k)]);
                          const double* block = &m.values[static_cast<std::size_t>(k) * B * B];
                          for (int i = 0; i < B; ++i) {
                            for (int j = 0; j < B; ++j) {
@@ -201,22 +203,22 @@ void block_diagonal(const BsrMatrix<B>& a, memory::ArrayView<double> diagonal,
   detail::check_size(diagonal.size(), a.rows() * B, "block_diagonal");
   auto policy = memory::arena_policy(scratch, "BsrMatrix.thrust");
   const BsrView<B> m = a.view();
-  thrust::for_each_n(policy, thrust::counting_iterator<std::int32_t>(0), m.block_rows,
-                     [=] AFEM_HOST_DEVICE(std::int32_t r) {
-                       const auto row = static_cast<std::size_t>(r);
-                       double* out = &diagonal[row * B * B];
-                       for (int i = 0; i < B * B; ++i) {
-                         out[i] = 0.0;
-                       }
-                       for (auto k = m.offsets[row]; k < m.offsets[row + 1]; ++k) {
-                         if (m.columns[static_cast<std::size_t>(k)] == r) {
-                           for (int i = 0; i < B * B; ++i) {
-                             out[i] = m.values[static_cast<std::size_t>(k) * B * B +
-                                               static_cast<std::size_t>(i)];
-                           }
-                         }
-                       }
-                     });
+  thrust::for_each_n(
+      policy, thrust::counting_iterator<std::int32_t>(0), m.block_rows,
+      [=] AFEM_HOST_DEVICE(std::int32_t r) {
+        const auto row = static_cast<std::size_t>(r);
+        double* out = &diagonal[row * B * B];
+        for (int i = 0; i < B * B; ++i) {
+          out[i] = 0.0;
+        }
+        for (auto k = m.offsets[row]; k < m.offsets[row + 1]; ++k) {
+          if (m.columns[static_cast<std::size_t>(k)] == r) {
+            for (int i = 0; i < B * B; ++i) {
+              out[i] = m.values[static_cast<std::size_t>(k) * B * B + static_cast<std::size_t>(i)];
+            }
+          }
+        }
+      });
 }
 
 /// A^T as a new matrix in `a`'s pool (blocks transposed too).
@@ -297,23 +299,24 @@ void project_dirichlet(BsrMatrix<B>& a, memory::ArrayView<double> rhs,
   const auto n = static_cast<std::size_t>(a.rows());
   auto lifted = memory::borrow_temporary<double>(scratch, n, "BsrMatrix.dirichlet_lift");
   const memory::ArrayView<double> g = lifted.view();
-  thrust::for_each_n(policy, thrust::counting_iterator<std::size_t>(0), n,
-                     [=] AFEM_HOST_DEVICE(std::size_t i) { g[i] = mask[i] != 0 ? values[i] : 0.0; });
+  thrust::for_each_n(
+      policy, thrust::counting_iterator<std::size_t>(0), n,
+      [=] AFEM_HOST_DEVICE(std::size_t i) { g[i] = mask[i] != 0 ? values[i] : 0.0; });
   spmv(a, memory::ArrayView<const double>(g.data(), n), rhs, scratch, -1.0, 1.0);
   const BsrView<B> m = a.view();
   thrust::for_each_n(policy, thrust::counting_iterator<std::int32_t>(0), m.block_rows,
                      [=] AFEM_HOST_DEVICE(std::int32_t r) {
                        const auto row = static_cast<std::size_t>(r);
                        for (auto k = m.offsets[row]; k < m.offsets[row + 1]; ++k) {
-                         const auto col = static_cast<std::size_t>(m.columns[static_cast<std::size_t>(k)]);
+                         const auto col =
+                             static_cast<std::size_t>(m.columns[static_cast<std::size_t>(k)]);
                          double* block = &m.values[static_cast<std::size_t>(k) * B * B];
                          for (int i = 0; i < B; ++i) {
                            for (int j = 0; j < B; ++j) {
                              const bool fixed = mask[row * B + static_cast<std::size_t>(i)] != 0 ||
                                                 mask[col * B + static_cast<std::size_t>(j)] != 0;
                              if (fixed) {
-                               block[i * B + j] =
-                                   row == col && i == j ? 1.0 : 0.0;
+                               block[i * B + j] = row == col && i == j ? 1.0 : 0.0;
                              }
                            }
                          }

@@ -60,8 +60,7 @@ struct DiscreteFieldView {
         result += dofs[base] * basis.gradient[k];
       } else {
         for (int c = 0; c < components; ++c) {
-          result.row(c) +=
-              dofs[base + static_cast<std::size_t>(c)] * basis.gradient[k].transpose();
+          result.row(c) += dofs[base + static_cast<std::size_t>(c)] * basis.gradient[k].transpose();
         }
       }
     }
@@ -85,9 +84,8 @@ public:
 
   explicit DiscreteField(const Space& space)
       : space_(&space),
-        dofs_(memory::borrow_temporary<double>(space.pool(),
-                                               static_cast<std::size_t>(space.dof_count()),
-                                               "DiscreteField.dofs")) {
+        dofs_(memory::borrow_temporary<double>(
+            space.pool(), static_cast<std::size_t>(space.dof_count()), "DiscreteField.dofs")) {
     std::vector<double> zeros(dofs_.size(), 0.0);
     memory::copy_to_device(dofs_.view(), std::span<const double>(zeros), space.pool().stream());
     space.pool().stream().synchronize();

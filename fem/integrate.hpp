@@ -13,14 +13,14 @@
 #include <thrust/copy.h>
 #include <thrust/count.h>
 #include <thrust/fill.h>
-#include <thrust/functional.h>
-#include <thrust/transform_reduce.h>
 #include <thrust/for_each.h>
+#include <thrust/functional.h>
 #include <thrust/iterator/counting_iterator.h>
 #include <thrust/reduce.h>
 #include <thrust/scan.h>
 #include <thrust/sequence.h>
 #include <thrust/sort.h>
+#include <thrust/transform_reduce.h>
 
 #include <cstdint>
 #include <limits>
@@ -68,18 +68,19 @@ inline void gather_segments(memory::ArrayView<const double> values,
                             memory::ArrayView<double> out, memory::Arena& scratch) {
   auto policy = memory::arena_policy(scratch, "integrate.thrust");
   const auto segments = static_cast<std::int32_t>(starts.size()) - 1;
-  thrust::for_each_n(policy, thrust::counting_iterator<std::int32_t>(0), segments,
-                     [=] AFEM_HOST_DEVICE(std::int32_t b) {
-                       const auto w = static_cast<std::size_t>(width);
-                       for (std::size_t k = 0; k < w; ++k) {
-                         double sum = 0.0;
-                         for (auto t = starts[static_cast<std::size_t>(b)];
-                              t < starts[static_cast<std::size_t>(b) + 1]; ++t) {
-                           sum += values[static_cast<std::size_t>(order[static_cast<std::size_t>(t)]) * w + k];
-                         }
-                         out[static_cast<std::size_t>(b) * w + k] = sum;
-                       }
-                     });
+  thrust::for_each_n(
+      policy, thrust::counting_iterator<std::int32_t>(0), segments,
+      [=] AFEM_HOST_DEVICE(std::int32_t b) {
+        const auto w = static_cast<std::size_t>(width);
+        for (std::size_t k = 0; k < w; ++k) {
+          double sum = 0.0;
+          for (auto t = starts[static_cast<std::size_t>(b)];
+               t < starts[static_cast<std::size_t>(b) + 1]; ++t) {
+            sum += values[static_cast<std::size_t>(order[static_cast<std::size_t>(t)]) * w + k];
+          }
+          out[static_cast<std::size_t>(b) * w + k] = sum;
+        }
+      });
 }
 
 /// Builds the pattern and triplet plan of test x trial over the domain into `matrix`.
@@ -109,10 +110,9 @@ void build_plan(BsrMatrix<B>& matrix, const RestrictionView& test, const Restric
                        o[t] = static_cast<std::int32_t>(t);
                      });
   thrust::stable_sort_by_key(policy, k.begin(), k.end(), o.begin());
-  thrust::for_each_n(policy, thrust::counting_iterator<std::size_t>(0), total,
-                     [=] AFEM_HOST_DEVICE(std::size_t t) {
-                       h[t] = t == 0 || k[t] != k[t - 1] ? 1 : 0;
-                     });
+  thrust::for_each_n(
+      policy, thrust::counting_iterator<std::size_t>(0), total,
+      [=] AFEM_HOST_DEVICE(std::size_t t) { h[t] = t == 0 || k[t] != k[t - 1] ? 1 : 0; });
   const auto blocks =
       static_cast<std::size_t>(thrust::count(policy, h.begin(), h.end(), std::int32_t{1}));
   thrust::inclusive_scan(policy, h.begin(), h.end(), h.begin());
@@ -134,24 +134,25 @@ void build_plan(BsrMatrix<B>& matrix, const RestrictionView& test, const Restric
                      });
   const auto block_count = static_cast<std::int32_t>(blocks);
   const auto total_triplets = static_cast<std::int32_t>(total);
-  thrust::for_each_n(policy, thrust::counting_iterator<std::int32_t>(0), test.node_count + 1,
-                     [=] AFEM_HOST_DEVICE(std::int32_t r) {
-                       if (r == 0) {
-                         s[static_cast<std::size_t>(block_count)] = total_triplets;
-                       }
-                       const std::int64_t first = static_cast<std::int64_t>(r) * cols;
-                       std::int32_t lo = 0;
-                       std::int32_t hi = block_count;
-                       while (lo < hi) {
-                         const std::int32_t mid = lo + (hi - lo) / 2;
-                         if (k[static_cast<std::size_t>(s[static_cast<std::size_t>(mid)])] < first) {
-                           lo = mid + 1;
-                         } else {
-                           hi = mid;
-                         }
-                       }
-                       off[static_cast<std::size_t>(r)] = lo;
-                     });
+  thrust::for_each_n(
+      policy, thrust::counting_iterator<std::int32_t>(0), test.node_count + 1,
+      [=] AFEM_HOST_DEVICE(std::int32_t r) {
+        if (r == 0) {
+          s[static_cast<std::size_t>(block_count)] = total_triplets;
+        }
+        const std::int64_t first = static_cast<std::int64_t>(r) * cols;
+        std::int32_t lo = 0;
+        std::int32_t hi = block_count;
+        while (lo < hi) {
+          const std::int32_t mid = lo + (hi - lo) / 2;
+          if (k[static_cast<std::size_t>(s[static_cast<std::size_t>(mid)])] < first) {
+            lo = mid + 1;
+          } else {
+            hi = mid;
+          }
+        }
+        off[static_cast<std::size_t>(r)] = lo;
+      });
   (void)elements;
   matrix.set_pattern(test.node_count, trial.node_count, std::move(offsets), std::move(columns),
                      std::move(values));
@@ -207,8 +208,7 @@ memory::Temporary<double> tabulate(const quadrature::QuadratureView& q, memory::
 
 /// The basis at a sample: from its table row (cell domains) or evaluated there.
 template <class Element, bool Tabulated, int D>
-AFEM_HOST_DEVICE Basis<Element> basis_at(const Sample<D>& s,
-                                         memory::ArrayView<const double> rows) {
+AFEM_HOST_DEVICE Basis<Element> basis_at(const Sample<D>& s, memory::ArrayView<const double> rows) {
   if constexpr (Tabulated) {
     return Basis<Element>(s, &rows[static_cast<std::size_t>(s.point) * Basis<Element>::row_size]);
   } else {
@@ -303,8 +303,8 @@ void integral_sums(double* total, const quadrature::Quadrature<Domain>& quadratu
   constexpr int width = Traits::size;
   const std::int32_t elements = quadrature.domain().element_count();
   auto policy = memory::arena_policy(scratch, "integrate.thrust");
-  auto sums = memory::borrow_temporary<double>(
-      scratch, static_cast<std::size_t>(elements) * width, "integrate.element_sums");
+  auto sums = memory::borrow_temporary<double>(scratch, static_cast<std::size_t>(elements) * width,
+                                               "integrate.element_sums");
   const memory::ArrayView<double> out = sums.view();
   const auto domain = quadrature.domain().view();
   const quadrature::QuadratureView q = quadrature.view();
@@ -328,7 +328,9 @@ void integral_sums(double* total, const quadrature::Quadrature<Domain>& quadratu
     total[c] = thrust::transform_reduce(
         policy, thrust::counting_iterator<std::size_t>(0),
         thrust::counting_iterator<std::size_t>(static_cast<std::size_t>(elements)),
-        [=] AFEM_HOST_DEVICE(std::size_t e) { return out[e * width + static_cast<std::size_t>(c)]; },
+        [=] AFEM_HOST_DEVICE(std::size_t e) {
+          return out[e * width + static_cast<std::size_t>(c)];
+        },
         0.0, thrust::plus<double>());
   }
 }
@@ -357,12 +359,12 @@ void integrate(BsrMatrix<B>& matrix, const quadrature::Quadrature<Domain>& quadr
                                     const TrialFunction&, const detail::FieldArgument<Fields>&...>,
                 "integrate (bilinear form): the integrand must be callable as "
                 "f(sample, test, trial, fields...)");
-  static_assert(std::is_convertible_v<std::invoke_result_t<const Integrand&, const Sample<dim>&,
-                                                           const TestFunction&,
-                                                           const TrialFunction&,
-                                                           const detail::FieldArgument<Fields>&...>,
-                                      double>,
-                "integrate (bilinear form): the integrand must return a scalar");
+  static_assert(
+      std::is_convertible_v<
+          std::invoke_result_t<const Integrand&, const Sample<dim>&, const TestFunction&,
+                               const TrialFunction&, const detail::FieldArgument<Fields>&...>,
+          double>,
+      "integrate (bilinear form): the integrand must return a scalar");
   detail::check_restriction(test, quadrature, "test");
   detail::check_restriction(trial, quadrature, "trial");
   constexpr int nt = TestElement::node_count;
@@ -375,7 +377,7 @@ void integrate(BsrMatrix<B>& matrix, const quadrature::Quadrature<Domain>& quadr
   const AssemblyKey key{test.version(), trial.version(), triplets};
   if (!(matrix.plan_key() == key)) {
     detail::build_plan<B, TestElement, TrialElement>(matrix, test.view(), trial.view(), elements,
-                                                      key, scratch);
+                                                     key, scratch);
   }
   auto element_values = memory::borrow_temporary<double>(
       scratch, static_cast<std::size_t>(triplets) * B * B, "integrate.element_matrices");
@@ -401,10 +403,10 @@ void integrate(memory::ArrayView<double> vector, const quadrature::Quadrature<Do
                                     const detail::FieldArgument<Fields>&...>,
                 "integrate (linear form): the integrand must be callable as "
                 "f(sample, test, fields...)");
-  static_assert(std::is_convertible_v<std::invoke_result_t<const Integrand&, const Sample<dim>&,
-                                                           const TestFunction&,
-                                                           const detail::FieldArgument<Fields>&...>,
-                                      double>,
+  static_assert(std::is_convertible_v<
+                    std::invoke_result_t<const Integrand&, const Sample<dim>&, const TestFunction&,
+                                         const detail::FieldArgument<Fields>&...>,
+                    double>,
                 "integrate (linear form): the integrand must return a scalar");
   detail::check_restriction(test, quadrature, "test");
   detail::check_size(vector.size(), static_cast<std::int64_t>(test.node_count()) * C,
@@ -431,46 +433,45 @@ void integrate(memory::ArrayView<double> vector, const quadrature::Quadrature<Do
   auto geometry_rows = detail::tabulate<detail::GeometryRow<GView>, map_table>(q, scratch);
   const memory::ArrayView<const double> rows = table.view();
   const memory::ArrayView<const double> map_rows = geometry_rows.view();
-  thrust::for_each_n(policy, thrust::counting_iterator<std::int32_t>(0), elements,
-                     [=] AFEM_HOST_DEVICE(std::int32_t e) {
-                       double* local = &out[static_cast<std::size_t>(e) * nt * C];
-                       for (int i = 0; i < nt * C; ++i) {
-                         local[i] = 0.0;
-                       }
-                       const detail::ElementSamples<decltype(domain), map_table> samples(
-                           domain, q, map_rows, e);
-                       for (std::int32_t p = 0; p < q.points_per_element(); ++p) {
-                         const Sample<dim> s = samples(p);
-                         const auto basis = detail::basis_at<Element, tabulated>(s, rows);
-                         for (int i = 0; i < nt; ++i) {
-                           for (int c = 0; c < C; ++c) {
-                             const TestFunction v{basis.value[i], basis.gradient[i], c};
-                             local[i * C + c] +=
-                                 s.weight * static_cast<double>(pack.call(integrand, s, v));
-                           }
-                         }
-                       }
-                     });
+  thrust::for_each_n(
+      policy, thrust::counting_iterator<std::int32_t>(0), elements,
+      [=] AFEM_HOST_DEVICE(std::int32_t e) {
+        double* local = &out[static_cast<std::size_t>(e) * nt * C];
+        for (int i = 0; i < nt * C; ++i) {
+          local[i] = 0.0;
+        }
+        const detail::ElementSamples<decltype(domain), map_table> samples(domain, q, map_rows, e);
+        for (std::int32_t p = 0; p < q.points_per_element(); ++p) {
+          const Sample<dim> s = samples(p);
+          const auto basis = detail::basis_at<Element, tabulated>(s, rows);
+          for (int i = 0; i < nt; ++i) {
+            for (int c = 0; c < C; ++c) {
+              const TestFunction v{basis.value[i], basis.gradient[i], c};
+              local[i * C + c] += s.weight * static_cast<double>(pack.call(integrand, s, v));
+            }
+          }
+        }
+      });
   thrust::copy(policy, restriction.element_nodes.begin(), restriction.element_nodes.end(),
                node.begin());
   thrust::sequence(policy, index.begin(), index.end());
   thrust::stable_sort_by_key(policy, node.begin(), node.end(), index.begin());
   thrust::fill(policy, vector.begin(), vector.end(), 0.0);
-  thrust::for_each_n(policy, thrust::counting_iterator<std::size_t>(0), pairs,
-                     [=] AFEM_HOST_DEVICE(std::size_t t) {
-                       if (t > 0 && node[t - 1] == node[t]) {
-                         return;  // the first pair of each node sums the node's segment
-                       }
-                       const auto n = static_cast<std::size_t>(node[t]);
-                       for (int c = 0; c < C; ++c) {
-                         double sum = 0.0;
-                         for (std::size_t u = t; u < pairs && node[u] == node[t]; ++u) {
-                           sum += out[static_cast<std::size_t>(index[u]) * C +
-                                      static_cast<std::size_t>(c)];
-                         }
-                         vector[n * C + static_cast<std::size_t>(c)] = sum;
-                       }
-                     });
+  thrust::for_each_n(
+      policy, thrust::counting_iterator<std::size_t>(0), pairs,
+      [=] AFEM_HOST_DEVICE(std::size_t t) {
+        if (t > 0 && node[t - 1] == node[t]) {
+          return;  // the first pair of each node sums the node's segment
+        }
+        const auto n = static_cast<std::size_t>(node[t]);
+        for (int c = 0; c < C; ++c) {
+          double sum = 0.0;
+          for (std::size_t u = t; u < pairs && node[u] == node[t]; ++u) {
+            sum += out[static_cast<std::size_t>(index[u]) * C + static_cast<std::size_t>(c)];
+          }
+          vector[n * C + static_cast<std::size_t>(c)] = sum;
+        }
+      });
 }
 
 /// The integral sum over samples of weight * f(sample, fields...): a scalar, or a fixed-size

@@ -11,11 +11,11 @@
 #include <cstdint>
 #include <type_traits>
 
+#include "fem/detail/check_size.hpp"
 #include "fem/detail/evaluate.hpp"
 #include "fem/detail/field_pack.hpp"
 #include "fem/detail/value_traits.hpp"
 #include "fem/field.hpp"
-#include "fem/detail/check_size.hpp"
 #include "memory/arena.hpp"
 #include "memory/error.hpp"
 #include "memory/thrust_allocator.hpp"
@@ -40,22 +40,22 @@ void interpolate(memory::ArrayView<double> out, const quadrature::Quadrature<Dom
   constexpr int width = Traits::size;
   const std::int32_t elements = quadrature.domain().element_count();
   const std::int32_t points = quadrature.points_per_element();
-  detail::check_size(out.size(),
-                     static_cast<std::int64_t>(elements) * points * width, "interpolate");
+  detail::check_size(out.size(), static_cast<std::int64_t>(elements) * points * width,
+                     "interpolate");
   auto policy = memory::arena_policy(scratch, "interpolate.thrust");
   const auto domain = quadrature.domain().view();
   const quadrature::QuadratureView q = quadrature.view();
   const auto pack = detail::make_field_pack(fields...);
-  thrust::for_each_n(policy, thrust::counting_iterator<std::int32_t>(0), elements,
-                     [=] AFEM_HOST_DEVICE(std::int32_t e) {
-                       for (std::int32_t p = 0; p < points; ++p) {
-                         const Sample<dim> s = detail::make_sample(domain, q, e, p);
-                         Traits::store(static_cast<Result>(pack.call(integrand, s)),
-                                       &out[(static_cast<std::size_t>(e) * points +
-                                             static_cast<std::size_t>(p)) *
-                                            width]);
-                       }
-                     });
+  thrust::for_each_n(
+      policy, thrust::counting_iterator<std::int32_t>(0), elements,
+      [=] AFEM_HOST_DEVICE(std::int32_t e) {
+        for (std::int32_t p = 0; p < points; ++p) {
+          const Sample<dim> s = detail::make_sample(domain, q, e, p);
+          Traits::store(
+              static_cast<Result>(pack.call(integrand, s)),
+              &out[(static_cast<std::size_t>(e) * points + static_cast<std::size_t>(p)) * width]);
+        }
+      });
 }
 
 /// Sets `field` to f at the nodes of its space (f returns the field's value type: a scalar or a

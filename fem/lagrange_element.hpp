@@ -42,14 +42,14 @@ struct LagrangeElement {
     constexpr int hexahedron[12][2] = {{0, 1}, {1, 2}, {2, 3}, {3, 0}, {4, 5}, {5, 6},
                                        {6, 7}, {7, 4}, {0, 4}, {1, 5}, {2, 6}, {3, 7}};
     switch (Type) {
-    case geometry::CellType::triangle:
-      return triangle[edge][k];
-    case geometry::CellType::quadrilateral:
-      return quadrilateral[edge][k];
-    case geometry::CellType::tetrahedron:
-      return tetrahedron[edge][k];
-    default:
-      return hexahedron[edge][k];
+      case geometry::CellType::triangle:
+        return triangle[edge][k];
+      case geometry::CellType::quadrilateral:
+        return quadrilateral[edge][k];
+      case geometry::CellType::tetrahedron:
+        return tetrahedron[edge][k];
+      default:
+        return hexahedron[edge][k];
     }
   }
 
@@ -66,40 +66,40 @@ struct LagrangeElement {
   /// Index of the node's entity among the cell's entities of its kind.
   AFEM_HOST_DEVICE static constexpr int node_entity_index(int node) {
     switch (node_entity(node)) {
-    case NodeEntity::vertex:
-      return node;
-    case NodeEntity::edge:
-      return node - Cell::vertex_count;
-    case NodeEntity::face:
-      return node - Cell::vertex_count - edge_nodes;
-    default:
-      return 0;
+      case NodeEntity::vertex:
+        return node;
+      case NodeEntity::edge:
+        return node - Cell::vertex_count;
+      case NodeEntity::face:
+        return node - Cell::vertex_count - edge_nodes;
+      default:
+        return 0;
     }
   }
   /// Number of cell vertices spanning the node's entity, and the k-th of them.
   AFEM_HOST_DEVICE static constexpr int node_vertex_count(int node) {
     switch (node_entity(node)) {
-    case NodeEntity::vertex:
-      return 1;
-    case NodeEntity::edge:
-      return 2;
-    case NodeEntity::face:
-      return Cell::side_vertex_count;
-    default:
-      return Cell::vertex_count;
+      case NodeEntity::vertex:
+        return 1;
+      case NodeEntity::edge:
+        return 2;
+      case NodeEntity::face:
+        return Cell::side_vertex_count;
+      default:
+        return Cell::vertex_count;
     }
   }
   AFEM_HOST_DEVICE static constexpr int node_vertex(int node, int k) {
     const int index = node_entity_index(node);
     switch (node_entity(node)) {
-    case NodeEntity::vertex:
-      return index;
-    case NodeEntity::edge:
-      return edge_vertex(index, k);
-    case NodeEntity::face:
-      return Cell::side_vertex(index, k);
-    default:
-      return k;
+      case NodeEntity::vertex:
+        return index;
+      case NodeEntity::edge:
+        return edge_vertex(index, k);
+      case NodeEntity::face:
+        return Cell::side_vertex(index, k);
+      default:
+        return k;
     }
   }
   /// Reference coordinate of a node: the mean of its entity's vertices.
@@ -165,8 +165,8 @@ struct LagrangeElement {
             g = (4.0 * lambda[a] - 1.0) * barycentric_gradient(a, d);
           } else {
             const int b = node_vertex(node, 1);
-            g = 4.0 * (barycentric_gradient(a, d) * lambda[b] +
-                       lambda[a] * barycentric_gradient(b, d));
+            g = 4.0 *
+                (barycentric_gradient(a, d) * lambda[b] + lambda[a] * barycentric_gradient(b, d));
           }
           gradients[node * dimension + d] = g;
         }
@@ -205,7 +205,7 @@ private:
     if constexpr (Degree == 1) {
       return level == 0 ? 1.0 - x : x;
     } else {
-      return level == 0 ? (1.0 - x) * (1.0 - 2.0 * x)
+      return level == 0   ? (1.0 - x) * (1.0 - 2.0 * x)
              : level == 1 ? 4.0 * x * (1.0 - x)
                           : x * (2.0 * x - 1.0);
     }

@@ -74,7 +74,9 @@ struct ShapeFunction {
 };
 
 /// Contractions integrands use on scalars, vectors and matrices.
-AFEM_HOST_DEVICE inline double dot(double a, double b) { return a * b; }
+AFEM_HOST_DEVICE inline double dot(double a, double b) {
+  return a * b;
+}
 template <class A, class B>
 AFEM_HOST_DEVICE double dot(const Eigen::MatrixBase<A>& a, const Eigen::MatrixBase<B>& b) {
   return a.cwiseProduct(b).sum();

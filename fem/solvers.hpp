@@ -137,7 +137,6 @@ AFEM_HOST_DEVICE bool invert_block(double* m) {
   return true;
 }
 
-
 /// Inverts each diagonal entry (Jacobi) or B x B diagonal block (block Jacobi) of `d` in place;
 /// returns the first block row that could not be inverted, or `rows`.
 template <int B>
@@ -168,16 +167,19 @@ template <int B>
 class KrylovWorkspace {
 public:
   KrylovWorkspace(const BsrMatrix<B>& a, Preconditioner kind, memory::Arena& scratch)
-      : a_(&a), scratch_(&scratch), kind_(kind), n_(static_cast<std::size_t>(a.rows())),
+      : a_(&a),
+        scratch_(&scratch),
+        kind_(kind),
+        n_(static_cast<std::size_t>(a.rows())),
         policy_(memory::arena_policy(scratch, "solver.thrust")) {
-    AFEM_EXPECTS(a.block_rows() == a.block_columns(),
-                 "solver: the matrix is not square (" + std::to_string(a.rows()) + " x " +
-                     std::to_string(a.columns()) + ")");
+    AFEM_EXPECTS(a.block_rows() == a.block_columns(), "solver: the matrix is not square (" +
+                                                          std::to_string(a.rows()) + " x " +
+                                                          std::to_string(a.columns()) + ")");
     if (kind_ == Preconditioner::none) {
       return;
     }
-    memory::replace_owned(inverse_,
-                          memory::borrow_temporary<double>(scratch, n_ * B, "solver.preconditioner"));
+    memory::replace_owned(
+        inverse_, memory::borrow_temporary<double>(scratch, n_ * B, "solver.preconditioner"));
     block_diagonal(a, inverse_.view(), scratch);
     const memory::ArrayView<double> d = inverse_.view();
     const bool blocks = kind_ == Preconditioner::block_jacobi;
@@ -286,9 +288,8 @@ SolveResult cg(const BsrMatrix<B>& a, memory::ArrayView<const double> b,
     work.apply(p, ap);
     const double curvature = work.dot(p, ap);
     if (!(curvature > 0.0)) {
-      throw SolverError("cg: breakdown at iteration " + std::to_string(iteration) +
-                            ": p.Ap = " + std::to_string(curvature) +
-                            ", the matrix is not positive definite",
+      throw SolverError("cg: breakdown at iteration " + std::to_string(iteration) + ": p.Ap = " +
+                            std::to_string(curvature) + ", the matrix is not positive definite",
                         history.values());
     }
     const double alpha = rz / curvature;

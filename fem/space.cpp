@@ -43,8 +43,7 @@ struct EntityKeyLess {
 /// distinct entities there are.
 template <class Element, class View>
 std::int32_t number_entities(const View& view, memory::ArrayView<std::int32_t> cell_nodes,
-                             int first, int per_cell, std::int32_t offset,
-                             memory::Arena& scratch) {
+                             int first, int per_cell, std::int32_t offset, memory::Arena& scratch) {
   constexpr int npc = Element::node_count;
   const std::int32_t cells = view.cell_count();
   const std::int32_t n = cells * per_cell;
@@ -89,8 +88,8 @@ std::int32_t number_entities(const View& view, memory::ArrayView<std::int32_t> c
     const EntityKeyLess less;
     head[s] = i == 0 || less(key[s - 1], key[s]) ? 1 : 0;
   });
-  const auto distinct = static_cast<std::int32_t>(
-      thrust::count(policy, head.begin(), head.end(), std::int32_t{1}));
+  const auto distinct =
+      static_cast<std::int32_t>(thrust::count(policy, head.begin(), head.end(), std::int32_t{1}));
   thrust::inclusive_scan(policy, head.begin(), head.end(), head.begin());
   thrust::for_each_n(policy, start, n, [=] AFEM_HOST_DEVICE(std::int32_t i) {
     const std::int32_t pair = index[static_cast<std::size_t>(i)];
@@ -105,8 +104,7 @@ std::int32_t number_entities(const View& view, memory::ArrayView<std::int32_t> c
 }  // namespace
 
 template <geometry::Geometry G, int Degree>
-SpaceTopology build_space_topology(const G& geometry, memory::Pool& pool,
-                                   memory::Arena& scratch) {
+SpaceTopology build_space_topology(const G& geometry, memory::Pool& pool, memory::Arena& scratch) {
   using View = typename G::View;
   using Element = LagrangeElement<View::cell_type, Degree>;
   constexpr int npc = Element::node_count;
@@ -147,9 +145,8 @@ SpaceTopology build_space_topology(const G& geometry, memory::Pool& pool,
   }
 
   // One (cell, local) pair per node: the first in a stable sort of the pairs by node.
-  auto node_cell_local =
-      memory::borrow_temporary<std::int32_t>(pool, static_cast<std::size_t>(next),
-                                             "LagrangeSpace.node_cell_local");
+  auto node_cell_local = memory::borrow_temporary<std::int32_t>(
+      pool, static_cast<std::size_t>(next), "LagrangeSpace.node_cell_local");
   if (pairs > 0) {
     auto nodes = memory::borrow_temporary<std::int32_t>(scratch, pairs, "LagrangeSpace.pair_nodes");
     auto order = memory::borrow_temporary<std::int32_t>(scratch, pairs, "LagrangeSpace.pair_order");
@@ -173,7 +170,7 @@ SpaceTopology build_space_topology(const G& geometry, memory::Pool& pool,
   return topology;
 }
 
-#define AFEM_INSTANTIATE_SPACE(G, DEGREE)                                                     \
+#define AFEM_INSTANTIATE_SPACE(G, DEGREE) \
   template SpaceTopology build_space_topology<G, DEGREE>(const G&, memory::Pool&, memory::Arena&);
 AFEM_INSTANTIATE_SPACE(geometry::Grid2D, 1)
 AFEM_INSTANTIATE_SPACE(geometry::Grid2D, 2)

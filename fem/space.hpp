@@ -50,8 +50,7 @@ namespace detail {
 /// Numbers the nodes of a degree-`Degree` Lagrange space on `geometry` (sorted entity keys, head
 /// flags and a scan on the backend; scratch from `scratch`, results in `pool`).
 template <geometry::Geometry G, int Degree>
-SpaceTopology build_space_topology(const G& geometry, memory::Pool& pool,
-                                   memory::Arena& scratch);
+SpaceTopology build_space_topology(const G& geometry, memory::Pool& pool, memory::Arena& scratch);
 }  // namespace detail
 
 /// A Lagrange space on `G`. Owns its topology ("LagrangeSpace.cell_nodes",

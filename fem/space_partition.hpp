@@ -49,8 +49,8 @@ public:
     const geometry::PartitionView cells = partition_->view();
     constexpr int npc = Space::Element::node_count;
     const auto node_total = static_cast<std::size_t>(space.node_count);
-    auto index =
-        memory::borrow_temporary<std::int32_t>(space_->pool(), node_total, "SpacePartition.node_index");
+    auto index = memory::borrow_temporary<std::int32_t>(space_->pool(), node_total,
+                                                        "SpacePartition.node_index");
     const memory::ArrayView<std::int32_t> mark = index.view();
     thrust::fill(policy, mark.begin(), mark.end(), 0);
     thrust::for_each_n(policy, thrust::counting_iterator<std::size_t>(0), cells.cells.size(),
@@ -60,9 +60,9 @@ public:
                            mark[static_cast<std::size_t>(space.cell_node(cell, k))] = 1;
                          }
                        });
-    const auto count =
-        static_cast<std::size_t>(thrust::count(policy, mark.begin(), mark.end(), 1));
-    auto nodes = memory::borrow_temporary<std::int32_t>(space_->pool(), count, "SpacePartition.nodes");
+    const auto count = static_cast<std::size_t>(thrust::count(policy, mark.begin(), mark.end(), 1));
+    auto nodes =
+        memory::borrow_temporary<std::int32_t>(space_->pool(), count, "SpacePartition.nodes");
     const memory::ArrayView<std::int32_t> list = nodes.view();
     // Inclusive scan of the marks: a marked node's partition number is its scan value minus one.
     thrust::inclusive_scan(policy, mark.begin(), mark.end(), mark.begin());

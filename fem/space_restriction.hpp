@@ -54,8 +54,8 @@ public:
   SpaceRestriction(const Space& space, const Domain& domain, memory::Arena& scratch)
       : SpaceRestriction(space, domain, nullptr, scratch) {}
   /// Nodes numbered as in `partition` (every element's cell must be in it).
-  SpaceRestriction(const Space& space, const Domain& domain,
-                   const SpacePartition<Space>& partition, memory::Arena& scratch)
+  SpaceRestriction(const Space& space, const Domain& domain, const SpacePartition<Space>& partition,
+                   memory::Arena& scratch)
       : SpaceRestriction(space, domain, &partition, scratch) {}
 
   void rebuild(memory::Arena& scratch) {
@@ -101,8 +101,8 @@ public:
   [[nodiscard]] RestrictionView view() const { return {element_nodes_.view(), node_count_}; }
 
 private:
-  SpaceRestriction(const Space& space, const Domain& domain,
-                   const SpacePartition<Space>* partition, memory::Arena& scratch)
+  SpaceRestriction(const Space& space, const Domain& domain, const SpacePartition<Space>* partition,
+                   memory::Arena& scratch)
       : space_(&space), domain_(&domain), partition_(partition) {
     AFEM_EXPECTS(&domain.geometry() == &space.geometry(),
                  "SpaceRestriction: the domain is on another geometry than the space");

@@ -35,12 +35,12 @@ struct DomainView {
   /// The cell (cell domains) or side (side domains) that element `e` is.
   AFEM_HOST_DEVICE std::int32_t element_index(std::int32_t e) const {
     switch (source) {
-    case Source::boundary:
-      return geometry.boundary_side(e);
-    case Source::list:
-      return list[static_cast<std::size_t>(e)];
-    default:
-      return e;
+      case Source::boundary:
+        return geometry.boundary_side(e);
+      case Source::list:
+        return list[static_cast<std::size_t>(e)];
+      default:
+        return e;
     }
   }
   /// The cell whose shape functions an element's samples use (a side's inner cell).
@@ -113,9 +113,8 @@ struct SelectElements {
 
 /// The cells of a geometry, or of a partition.
 template <geometry::Geometry G>
-class Cells
-    : public detail::DomainBase<G, ElementKind::cell, detail::SelectElements<ElementKind::cell,
-                                                                             false>> {
+class Cells : public detail::DomainBase<G, ElementKind::cell,
+                                        detail::SelectElements<ElementKind::cell, false>> {
   using detail::DomainBase<G, ElementKind::cell,
                            detail::SelectElements<ElementKind::cell, false>>::DomainBase;
 };
@@ -123,18 +122,16 @@ class Cells
 /// Every side of a geometry (interior and boundary), or the sides a partition touches. Samples
 /// on a side use the shape functions of its inner cell.
 template <geometry::Geometry G>
-class Sides
-    : public detail::DomainBase<G, ElementKind::side, detail::SelectElements<ElementKind::side,
-                                                                             false>> {
+class Sides : public detail::DomainBase<G, ElementKind::side,
+                                        detail::SelectElements<ElementKind::side, false>> {
   using detail::DomainBase<G, ElementKind::side,
                            detail::SelectElements<ElementKind::side, false>>::DomainBase;
 };
 
 /// The boundary sides of a geometry, or the boundary of a partition (sides with one cell in it).
 template <geometry::Geometry G>
-class BoundarySides
-    : public detail::DomainBase<G, ElementKind::side, detail::SelectElements<ElementKind::side,
-                                                                             true>> {
+class BoundarySides : public detail::DomainBase<G, ElementKind::side,
+                                                detail::SelectElements<ElementKind::side, true>> {
   using detail::DomainBase<G, ElementKind::side,
                            detail::SelectElements<ElementKind::side, true>>::DomainBase;
 };

@@ -60,10 +60,11 @@ public:
              memory::Pool& pool, int order = 0)
       : domain_(&domain), order_(order) {
     const int dim = quadrature::dimension(element_shape<D>());
-    AFEM_EXPECTS(!weights.empty() && points.size() == weights.size() * static_cast<std::size_t>(dim),
-                 "Quadrature: " + std::to_string(points.size()) + " coordinates for " +
-                     std::to_string(weights.size()) + " weights, expected " + std::to_string(dim) +
-                     " per point and at least one point");
+    AFEM_EXPECTS(
+        !weights.empty() && points.size() == weights.size() * static_cast<std::size_t>(dim),
+        "Quadrature: " + std::to_string(points.size()) + " coordinates for " +
+            std::to_string(weights.size()) + " weights, expected " + std::to_string(dim) +
+            " per point and at least one point");
     auto fresh_points = memory::borrow_temporary<double>(pool, points.size(), "Quadrature.points");
     auto fresh_weights =
         memory::borrow_temporary<double>(pool, weights.size(), "Quadrature.weights");

@@ -11,51 +11,51 @@ namespace afem::quadrature {
 
 int dimension(Shape shape) {
   switch (shape) {
-  case Shape::segment:
-    return 1;
-  case Shape::triangle:
-  case Shape::quadrilateral:
-    return 2;
-  case Shape::tetrahedron:
-  case Shape::hexahedron:
-    return 3;
+    case Shape::segment:
+      return 1;
+    case Shape::triangle:
+    case Shape::quadrilateral:
+      return 2;
+    case Shape::tetrahedron:
+    case Shape::hexahedron:
+      return 3;
   }
   return 0;
 }
 
 double reference_measure(Shape shape) {
   switch (shape) {
-  case Shape::triangle:
-    return 0.5;
-  case Shape::tetrahedron:
-    return 1.0 / 6.0;
-  default:
-    return 1.0;
+    case Shape::triangle:
+      return 0.5;
+    case Shape::tetrahedron:
+      return 1.0 / 6.0;
+    default:
+      return 1.0;
   }
 }
 
 Shape cell_shape(geometry::CellType type) {
   switch (type) {
-  case geometry::CellType::triangle:
-    return Shape::triangle;
-  case geometry::CellType::quadrilateral:
-    return Shape::quadrilateral;
-  case geometry::CellType::tetrahedron:
-    return Shape::tetrahedron;
-  case geometry::CellType::hexahedron:
-    return Shape::hexahedron;
+    case geometry::CellType::triangle:
+      return Shape::triangle;
+    case geometry::CellType::quadrilateral:
+      return Shape::quadrilateral;
+    case geometry::CellType::tetrahedron:
+      return Shape::tetrahedron;
+    case geometry::CellType::hexahedron:
+      return Shape::hexahedron;
   }
   return Shape::segment;
 }
 
 Shape side_shape(geometry::CellType type) {
   switch (type) {
-  case geometry::CellType::tetrahedron:
-    return Shape::triangle;
-  case geometry::CellType::hexahedron:
-    return Shape::quadrilateral;
-  default:
-    return Shape::segment;
+    case geometry::CellType::tetrahedron:
+      return Shape::triangle;
+    case geometry::CellType::hexahedron:
+      return Shape::quadrilateral;
+    default:
+      return Shape::segment;
   }
 }
 
@@ -97,7 +97,9 @@ ReferenceRule gauss_legendre(int count) {
 
 namespace {
 
-int points_for(int order) { return order / 2 + 1; }
+int points_for(int order) {
+  return order / 2 + 1;
+}
 
 ReferenceRule tensor_rule(Shape shape, int order) {
   const ReferenceRule line = gauss_legendre(points_for(order));
@@ -183,21 +185,21 @@ ReferenceRule symmetric_simplex_rule(Shape shape, int order) {
 }  // namespace
 
 ReferenceRule reference_rule(Shape shape, int order) {
-  AFEM_EXPECTS(order >= 0 && order <= max_order,
-               "reference_rule: order " + std::to_string(order) + " asked for, expected 0 to " +
-                   std::to_string(max_order));
+  AFEM_EXPECTS(order >= 0 && order <= max_order, "reference_rule: order " + std::to_string(order) +
+                                                     " asked for, expected 0 to " +
+                                                     std::to_string(max_order));
   switch (shape) {
-  case Shape::segment: {
-    ReferenceRule rule = gauss_legendre(points_for(order));
-    rule.order = order;
-    return rule;
-  }
-  case Shape::quadrilateral:
-  case Shape::hexahedron:
-    return tensor_rule(shape, order);
-  case Shape::triangle:
-  case Shape::tetrahedron:
-    return order <= 2 ? symmetric_simplex_rule(shape, order) : collapsed_rule(shape, order);
+    case Shape::segment: {
+      ReferenceRule rule = gauss_legendre(points_for(order));
+      rule.order = order;
+      return rule;
+    }
+    case Shape::quadrilateral:
+    case Shape::hexahedron:
+      return tensor_rule(shape, order);
+    case Shape::triangle:
+    case Shape::tetrahedron:
+      return order <= 2 ? symmetric_simplex_rule(shape, order) : collapsed_rule(shape, order);
   }
   return {};
 }

@@ -131,7 +131,8 @@ Report solve(const G& geometry, double viscosity, memory::Pool& pool, memory::Ar
 
   Report report;
   report.solve = fem::cg(matrix, rhs.view(), u.dofs(), scratch,
-                         {.tolerance = tolerance, .max_iterations = 20000,
+                         {.tolerance = tolerance,
+                          .max_iterations = 20000,
                           .preconditioner = fem::Preconditioner::jacobi});
   const auto solved = Clock::now();
   const quadrature::RegularQuadrature error_quadrature(cells, 2 * Degree + 4, pool);

@@ -115,14 +115,13 @@ Options parse(int argc, char** argv) {
 }
 
 template <class G>
-void run(const G& geometry, const Options& options, const std::string& name,
-         memory::Pool& pool, memory::Arena& scratch) {
+void run(const G& geometry, const Options& options, const std::string& name, memory::Pool& pool,
+         memory::Arena& scratch) {
   const apps::diffusion::Report report =
-      options.degree == 1
-          ? apps::diffusion::solve<G, 1>(geometry, options.viscosity, pool, scratch,
-                                         options.tolerance, options.out)
-          : apps::diffusion::solve<G, 2>(geometry, options.viscosity, pool, scratch,
-                                         options.tolerance, options.out);
+      options.degree == 1 ? apps::diffusion::solve<G, 1>(geometry, options.viscosity, pool, scratch,
+                                                         options.tolerance, options.out)
+                          : apps::diffusion::solve<G, 2>(geometry, options.viscosity, pool, scratch,
+                                                         options.tolerance, options.out);
   std::printf("geometry %s, degree %d: %d cells, %lld dofs\n", name.c_str(), options.degree,
               report.cells, static_cast<long long>(report.dofs));
   std::printf("L2 error %.6e  H1 error %.6e\n", report.l2_error, report.h1_error);
@@ -148,14 +147,14 @@ void run_mesh(const geometry::MeshData& data, const Options& options, const std:
 void run_data(const geometry::MeshData& data, const Options& options, const std::string& name,
               memory::Pool& pool, memory::Arena& scratch) {
   switch (data.cell_type) {
-  case geometry::CellType::triangle:
-    return run_mesh<geometry::CellType::triangle>(data, options, name, pool, scratch);
-  case geometry::CellType::quadrilateral:
-    return run_mesh<geometry::CellType::quadrilateral>(data, options, name, pool, scratch);
-  case geometry::CellType::tetrahedron:
-    return run_mesh<geometry::CellType::tetrahedron>(data, options, name, pool, scratch);
-  case geometry::CellType::hexahedron:
-    return run_mesh<geometry::CellType::hexahedron>(data, options, name, pool, scratch);
+    case geometry::CellType::triangle:
+      return run_mesh<geometry::CellType::triangle>(data, options, name, pool, scratch);
+    case geometry::CellType::quadrilateral:
+      return run_mesh<geometry::CellType::quadrilateral>(data, options, name, pool, scratch);
+    case geometry::CellType::tetrahedron:
+      return run_mesh<geometry::CellType::tetrahedron>(data, options, name, pool, scratch);
+    case geometry::CellType::hexahedron:
+      return run_mesh<geometry::CellType::hexahedron>(data, options, name, pool, scratch);
   }
 }
 
@@ -176,10 +175,11 @@ int main(int argc, char** argv) {
       const geometry::Grid3D grid({0.0, 0.0, 0.0}, {1.0 / n, 1.0 / n, 1.0 / n}, {n, n, n});
       run(grid, options, "grid 3D", pool, scratch);
     } else {
-      const geometry::CellType type = options.geometry == "tri"    ? geometry::CellType::triangle
-                                      : options.geometry == "quad" ? geometry::CellType::quadrilateral
-                                      : options.geometry == "tet"  ? geometry::CellType::tetrahedron
-                                                                   : geometry::CellType::hexahedron;
+      const geometry::CellType type = options.geometry == "tri" ? geometry::CellType::triangle
+                                      : options.geometry == "quad"
+                                          ? geometry::CellType::quadrilateral
+                                      : options.geometry == "tet" ? geometry::CellType::tetrahedron
+                                                                  : geometry::CellType::hexahedron;
       run_data(geometry::box_mesh(type, {n, n, n}, {0.0, 0.0, 0.0}, {1.0, 1.0, 1.0}), options,
                options.geometry, pool, scratch);
     }

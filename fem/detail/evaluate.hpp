@@ -28,8 +28,7 @@ AFEM_HOST_DEVICE constexpr double reference_side_measure() {
 
 /// A sample at reference coordinates `coords` of `cell` (weight 1, no side).
 template <class GView>
-AFEM_HOST_DEVICE Sample<GView::dimension> make_cell_sample(const GView& geometry,
-                                                           std::int32_t cell,
+AFEM_HOST_DEVICE Sample<GView::dimension> make_cell_sample(const GView& geometry, std::int32_t cell,
                                                            const typename GView::Coords& coords) {
   Sample<GView::dimension> s;
   s.element = cell;
@@ -72,8 +71,8 @@ AFEM_HOST_DEVICE Sample<DomainView::dimension> make_sample(const DomainView& dom
     s.coords = domain.geometry.side_inner_coords(index, side_coords);
     s.x = domain.geometry.side_position(index, side_coords);
     s.normal = domain.geometry.side_normal(index);
-    measure_scale = domain.geometry.side_measure(index) /
-                    reference_side_measure<dim, GView::Cell::simplex>();
+    measure_scale =
+        domain.geometry.side_measure(index) / reference_side_measure<dim, GView::Cell::simplex>();
   }
   const typename GView::Jacobian jacobian = domain.geometry.cell_jacobian(s.cell, s.coords);
   s.inverse_jacobian = jacobian.inverse();
@@ -100,7 +99,7 @@ struct CellVertices {
 /// Row size of a geometry table: the map's shape values (one per vertex), then their reference
 /// gradients, at one quadrature point.
 template <class GView>
-inline constexpr int geometry_row_size = GView::Cell::vertex_count * (1 + GView::dimension);
+inline constexpr int geometry_row_size = GView::Cell::vertex_count*(1 + GView::dimension);
 
 /// The sample at point `point` of cell element `element` from the cell's vertices and the
 /// geometry table row of that point: the same map as the geometry's cell_position and
@@ -155,7 +154,10 @@ class ElementSamples {
 public:
   AFEM_HOST_DEVICE ElementSamples(const DomainView& domain, const quadrature::QuadratureView& q,
                                   memory::ArrayView<const double> map_rows, std::int32_t element)
-      : domain_(domain), q_(q), map_rows_(map_rows), element_(element),
+      : domain_(domain),
+        q_(q),
+        map_rows_(map_rows),
+        element_(element),
         vertices_(domain.geometry, Tabulated ? domain.element_index(element) : 0) {}
 
   AFEM_HOST_DEVICE Sample<DomainView::dimension> operator()(std::int32_t point) const {

@@ -47,10 +47,12 @@ auto as_field(const T& field) {
 template <class T>
 using FieldArgument = decltype(as_field(std::declval<const T&>()));
 
-inline FieldPack<> make_field_pack() { return {}; }
+inline FieldPack<> make_field_pack() {
+  return {};
+}
 template <class Head, class... Tail>
 FieldPack<FieldArgument<Head>, FieldArgument<Tail>...> make_field_pack(const Head& head,
-                                                                        const Tail&... tail) {
+                                                                       const Tail&... tail) {
   return {as_field(head), make_field_pack(tail...)};
 }
 

@@ -44,7 +44,7 @@ struct ValueTraits<T, std::enable_if_t<std::is_base_of_v<Eigen::MatrixBase<T>, T
 
 /// True for what an integrand may return: an arithmetic type or a fixed-size Eigen matrix.
 template <class T>
-concept IntegrandValue = std::is_arithmetic_v<T> || (std::is_base_of_v<Eigen::MatrixBase<T>, T> &&
-                                                     T::SizeAtCompileTime > 0);
+concept IntegrandValue = std::is_arithmetic_v<T> ||
+    (std::is_base_of_v<Eigen::MatrixBase<T>, T>&& T::SizeAtCompileTime > 0);
 
 }  // namespace afem::fem::detail

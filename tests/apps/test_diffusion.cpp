@@ -3,9 +3,9 @@
 
 #include <cmath>
 
+#include "../fem/unit_box.hpp"
 #include "apps/diffusion/diffusion.hpp"
 #include "support/backend_test.hpp"
-#include "../fem/unit_box.hpp"
 
 namespace afem::apps::diffusion {
 namespace {

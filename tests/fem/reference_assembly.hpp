@@ -59,7 +59,8 @@ Eigen::SparseMatrix<double> reference_matrix(const Space& space, const Reference
         xi[d] = rule.points[static_cast<std::size_t>(p * dim + d)];
       }
       const auto jacobian = view.cell_jacobian(cell, xi);
-      const double weight = rule.weights[static_cast<std::size_t>(p)] * std::abs(jacobian.determinant());
+      const double weight =
+          rule.weights[static_cast<std::size_t>(p)] * std::abs(jacobian.determinant());
       const Eigen::Matrix<double, dim, dim> inverse_t = jacobian.inverse().transpose();
       double values[n];
       double reference[n * dim];
@@ -67,7 +68,8 @@ Eigen::SparseMatrix<double> reference_matrix(const Space& space, const Reference
       Element::gradients(xi, reference);
       Eigen::Matrix<double, dim, n> gradients;
       for (int k = 0; k < n; ++k) {
-        gradients.col(k) = inverse_t * Eigen::Map<const Eigen::Matrix<double, dim, 1>>(&reference[k * dim]);
+        gradients.col(k) =
+            inverse_t * Eigen::Map<const Eigen::Matrix<double, dim, 1>>(&reference[k * dim]);
       }
       for (int i = 0; i < n; ++i) {
         for (int j = 0; j < n; ++j) {
@@ -104,11 +106,13 @@ Eigen::SparseMatrix<double> to_eigen(const fem::BsrMatrix<B>& a) {
   const auto values = copy_to_host(memory::ArrayView<const double>(a.view().values));
   std::vector<Eigen::Triplet<double>> triplets;
   for (std::int32_t r = 0; r < a.block_rows(); ++r) {
-    for (auto k = offsets[static_cast<std::size_t>(r)]; k < offsets[static_cast<std::size_t>(r) + 1]; ++k) {
+    for (auto k = offsets[static_cast<std::size_t>(r)];
+         k < offsets[static_cast<std::size_t>(r) + 1]; ++k) {
       for (int i = 0; i < B; ++i) {
         for (int j = 0; j < B; ++j) {
-          triplets.emplace_back(r * B + i, columns[static_cast<std::size_t>(k)] * B + j,
-                                values[static_cast<std::size_t>(k) * B * B + static_cast<std::size_t>(i * B + j)]);
+          triplets.emplace_back(
+              r * B + i, columns[static_cast<std::size_t>(k)] * B + j,
+              values[static_cast<std::size_t>(k) * B * B + static_cast<std::size_t>(i * B + j)]);
         }
       }
     }

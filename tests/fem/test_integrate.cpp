@@ -161,8 +161,8 @@ TYPED_TEST(GeometryIntegrateTest, LinearFormSumsToTheIntegralOfItsLoad) {
   const quadrature::Cells cells(*geometry);
   const quadrature::RegularQuadrature q(cells, 4, *this->pool_);
   const SpaceRestriction restriction(space, cells, *this->arena_);
-  auto b = memory::borrow_temporary<double>(*this->pool_, static_cast<std::size_t>(space.dof_count()),
-                                            "test.b");
+  auto b = memory::borrow_temporary<double>(*this->pool_,
+                                            static_cast<std::size_t>(space.dof_count()), "test.b");
   integrate(b.view(), q, restriction, LoadForm{}, *this->arena_);
   double sum = 0.0;
   for (const double v : test::copy_to_host(memory::ArrayView<const double>(b.view()))) {

@@ -77,9 +77,8 @@ HostBsr random_bsr(std::int32_t rows, bool symmetric, std::uint32_t seed) {
 
 template <class T>
 class SolverTest : public test::BackendTest {};
-using BlockSizes =
-    ::testing::Types<std::integral_constant<int, 1>, std::integral_constant<int, 2>,
-                     std::integral_constant<int, 3>>;
+using BlockSizes = ::testing::Types<std::integral_constant<int, 1>, std::integral_constant<int, 2>,
+                                    std::integral_constant<int, 3>>;
 TYPED_TEST_SUITE(SolverTest, BlockSizes);
 
 template <int B>
@@ -109,16 +108,17 @@ TYPED_TEST(SolverTest, ConjugateGradientsAgreeWithSimplicialLdlt) {
   for (const Preconditioner preconditioner :
        {Preconditioner::none, Preconditioner::jacobi, Preconditioner::block_jacobi}) {
     test::copy_to_device(x.view(), std::vector<double>(n, 0.0));
-    const SolveResult cg_result =
-        cg(a, rhs.view(), x.view(), *this->arena_, {.tolerance = 1e-12, .preconditioner = preconditioner});
+    const SolveResult cg_result = cg(a, rhs.view(), x.view(), *this->arena_,
+                                     {.tolerance = 1e-12, .preconditioner = preconditioner});
     EXPECT_LE(cg_result.residual, 1e-12);
     EXPECT_GT(cg_result.iterations, 0);
     auto actual = test::copy_to_host(memory::ArrayView<const double>(x.view()));
     EXPECT_LE((Eigen::Map<Eigen::VectorXd>(actual.data(), b.size()) - expected).norm(),
               1e-10 * expected.norm());
     test::copy_to_device(x.view(), std::vector<double>(n, 0.0));
-    const SolveResult bicg_result = bicgstab(a, rhs.view(), x.view(), *this->arena_,
-                                             {.tolerance = 1e-12, .preconditioner = preconditioner});
+    const SolveResult bicg_result =
+        bicgstab(a, rhs.view(), x.view(), *this->arena_,
+                 {.tolerance = 1e-12, .preconditioner = preconditioner});
     EXPECT_LE(bicg_result.residual, 1e-12);
     actual = test::copy_to_host(memory::ArrayView<const double>(x.view()));
     EXPECT_LE((Eigen::Map<Eigen::VectorXd>(actual.data(), b.size()) - expected).norm(),
@@ -142,7 +142,8 @@ TYPED_TEST(SolverTest, BiCgStabSolvesANonsymmetricSystem) {
            {.tolerance = 1e-12, .preconditioner = Preconditioner::block_jacobi});
   auto actual = test::copy_to_host(memory::ArrayView<const double>(x.view()));
   // Checked by Eigen's own product: the residual is as small as asked.
-  const Eigen::VectorXd residual = reference * Eigen::Map<Eigen::VectorXd>(actual.data(), b.size()) - b;
+  const Eigen::VectorXd residual =
+      reference * Eigen::Map<Eigen::VectorXd>(actual.data(), b.size()) - b;
   EXPECT_LE(residual.norm(), 1.01e-12 * b.norm());
   EXPECT_GT(Eigen::Map<Eigen::VectorXd>(actual.data(), b.size()).norm(), 0.0);
 }

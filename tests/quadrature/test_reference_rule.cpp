@@ -11,23 +11,25 @@
 namespace afem::quadrature {
 namespace {
 
-double factorial(int n) { return n <= 1 ? 1.0 : n * factorial(n - 1); }
+double factorial(int n) {
+  return n <= 1 ? 1.0 : n * factorial(n - 1);
+}
 
 /// Exact integral of x^a y^b z^c over the reference shape.
 double exact_monomial(Shape shape, const int (&power)[3]) {
   switch (shape) {
-  case Shape::triangle:
-    return factorial(power[0]) * factorial(power[1]) / factorial(power[0] + power[1] + 2);
-  case Shape::tetrahedron:
-    return factorial(power[0]) * factorial(power[1]) * factorial(power[2]) /
-           factorial(power[0] + power[1] + power[2] + 3);
-  default: {
-    double value = 1.0;
-    for (int d = 0; d < dimension(shape); ++d) {
-      value /= power[d] + 1;
+    case Shape::triangle:
+      return factorial(power[0]) * factorial(power[1]) / factorial(power[0] + power[1] + 2);
+    case Shape::tetrahedron:
+      return factorial(power[0]) * factorial(power[1]) * factorial(power[2]) /
+             factorial(power[0] + power[1] + power[2] + 3);
+    default: {
+      double value = 1.0;
+      for (int d = 0; d < dimension(shape); ++d) {
+        value /= power[d] + 1;
+      }
+      return value;
     }
-    return value;
-  }
   }
 }
 

@@ -9,10 +9,11 @@ struct Laplace {
   }
 };
 
-void assemble(afem::fem::BsrMatrix<2>& matrix,
-              const afem::quadrature::Quadrature<afem::quadrature::Cells<afem::geometry::Grid2D>>& q,
-              const afem::fem::SpaceRestriction<afem::fem::LagrangeSpace<afem::geometry::Grid2D, 1>,
-                                                afem::quadrature::Cells<afem::geometry::Grid2D>>& r,
-              afem::memory::Arena& scratch) {
+void assemble(
+    afem::fem::BsrMatrix<2>& matrix,
+    const afem::quadrature::Quadrature<afem::quadrature::Cells<afem::geometry::Grid2D>>& q,
+    const afem::fem::SpaceRestriction<afem::fem::LagrangeSpace<afem::geometry::Grid2D, 1>,
+                                      afem::quadrature::Cells<afem::geometry::Grid2D>>& r,
+    afem::memory::Arena& scratch) {
   afem::fem::integrate(matrix, q, r, r, Laplace{}, scratch);
 }
