@@ -148,7 +148,7 @@ void assemble_eigen(benchmark::State& state, P& problem) {
     const double* v = values.data();
     triplets.clear();
     for (std::size_t t = 0; t < total; ++t) {
-      const std::size_t e = t / (n * n);
+      const std::size_t e = t / (static_cast<std::size_t>(n) * n);
       const std::size_t i = (t / n) % n;
       const std::size_t j = t % n;
       triplets.emplace_back(nodes[e * n + i], nodes[e * n + j], v[t]);

@@ -26,7 +26,7 @@ void boundary_dofs(const Space& space, memory::ArrayView<std::uint8_t> mask,
   using Cell = typename Element::Cell;
   using GView = typename Space::View::GeometryView;
   constexpr int dim = Space::dimension;
-  constexpr int C = Space::components;
+  constexpr int nc = Space::components;
   detail::check_size(mask.size(), space.dof_count(), "boundary_dofs");
   auto policy = memory::arena_policy(scratch, "boundary_dofs.thrust");
   thrust::fill(policy, mask.begin(), mask.end(), std::uint8_t{0});
@@ -63,8 +63,8 @@ void boundary_dofs(const Space& space, memory::ArrayView<std::uint8_t> mask,
                        for (int k = 0; k < Element::node_count; ++k) {
                          if (Element::node_on_side(k, local_side)) {
                            const auto node = static_cast<std::size_t>(view.cell_node(cell, k));
-                           for (int c = 0; c < C; ++c) {
-                             mask[node * C + static_cast<std::size_t>(c)] = 1;
+                           for (int c = 0; c < nc; ++c) {
+                             mask[node * nc + static_cast<std::size_t>(c)] = 1;
                            }
                          }
                        }

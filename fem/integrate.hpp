@@ -101,7 +101,7 @@ void build_plan(BsrMatrix<B>& matrix, const RestrictionView& test, const Restric
   const memory::ArrayView<std::int32_t> o = order.view();
   thrust::for_each_n(policy, thrust::counting_iterator<std::size_t>(0), total,
                      [=] AFEM_HOST_DEVICE(std::size_t t) {
-                       const std::size_t e = t / (nt * nu);
+                       const std::size_t e = t / (static_cast<std::size_t>(nt) * nu);
                        const std::size_t i = (t / nu) % nt;
                        const std::size_t j = t % nu;
                        const std::int64_t row = test.element_nodes[e * nt + i];
@@ -396,9 +396,9 @@ void integrate(memory::ArrayView<double> vector, const quadrature::Quadrature<Do
                const Test& test, const Integrand& integrand, memory::Arena& scratch,
                const Fields&... fields) {
   constexpr int dim = Domain::dimension;
-  constexpr int C = Test::components;
+  constexpr int nc = Test::components;
   using Element = typename Test::Element;
-  using TestFunction = ShapeFunction<dim, C>;
+  using TestFunction = ShapeFunction<dim, nc>;
   static_assert(std::is_invocable_v<const Integrand&, const Sample<dim>&, const TestFunction&,
                                     const detail::FieldArgument<Fields>&...>,
                 "integrate (linear form): the integrand must be callable as "
@@ -409,14 +409,14 @@ void integrate(memory::ArrayView<double> vector, const quadrature::Quadrature<Do
                     double>,
                 "integrate (linear form): the integrand must return a scalar");
   detail::check_restriction(test, quadrature, "test");
-  detail::check_size(vector.size(), static_cast<std::int64_t>(test.node_count()) * C,
+  detail::check_size(vector.size(), static_cast<std::int64_t>(test.node_count()) * nc,
                      "integrate (linear form)");
   constexpr int nt = Element::node_count;
   const std::int32_t elements = quadrature.domain().element_count();
   const auto pairs = static_cast<std::size_t>(elements) * nt;
   auto policy = memory::arena_policy(scratch, "integrate.thrust");
   auto element_values =
-      memory::borrow_temporary<double>(scratch, pairs * C, "integrate.element_vectors");
+      memory::borrow_temporary<double>(scratch, pairs * nc, "integrate.element_vectors");
   auto nodes = memory::borrow_temporary<std::int32_t>(scratch, pairs, "integrate.pair_nodes");
   auto order = memory::borrow_temporary<std::int32_t>(scratch, pairs, "integrate.pair_order");
   const memory::ArrayView<double> out = element_values.view();
@@ -436,8 +436,8 @@ void integrate(memory::ArrayView<double> vector, const quadrature::Quadrature<Do
   thrust::for_each_n(
       policy, thrust::counting_iterator<std::int32_t>(0), elements,
       [=] AFEM_HOST_DEVICE(std::int32_t e) {
-        double* local = &out[static_cast<std::size_t>(e) * nt * C];
-        for (int i = 0; i < nt * C; ++i) {
+        double* local = &out[static_cast<std::size_t>(e) * nt * nc];
+        for (int i = 0; i < nt * nc; ++i) {
           local[i] = 0.0;
         }
         const detail::ElementSamples<decltype(domain), map_table> samples(domain, q, map_rows, e);
@@ -445,9 +445,9 @@ void integrate(memory::ArrayView<double> vector, const quadrature::Quadrature<Do
           const Sample<dim> s = samples(p);
           const auto basis = detail::basis_at<Element, tabulated>(s, rows);
           for (int i = 0; i < nt; ++i) {
-            for (int c = 0; c < C; ++c) {
+            for (int c = 0; c < nc; ++c) {
               const TestFunction v{basis.value[i], basis.gradient[i], c};
-              local[i * C + c] += s.weight * static_cast<double>(pack.call(integrand, s, v));
+              local[i * nc + c] += s.weight * static_cast<double>(pack.call(integrand, s, v));
             }
           }
         }
@@ -464,12 +464,12 @@ void integrate(memory::ArrayView<double> vector, const quadrature::Quadrature<Do
           return;  // the first pair of each node sums the node's segment
         }
         const auto n = static_cast<std::size_t>(node[t]);
-        for (int c = 0; c < C; ++c) {
+        for (int c = 0; c < nc; ++c) {
           double sum = 0.0;
           for (std::size_t u = t; u < pairs && node[u] == node[t]; ++u) {
-            sum += out[static_cast<std::size_t>(index[u]) * C + static_cast<std::size_t>(c)];
+            sum += out[static_cast<std::size_t>(index[u]) * nc + static_cast<std::size_t>(c)];
           }
-          vector[n * C + static_cast<std::size_t>(c)] = sum;
+          vector[n * nc + static_cast<std::size_t>(c)] = sum;
         }
       });
 }

@@ -64,14 +64,14 @@ template <class Space, class Integrand, class... Fields>
 void interpolate(DiscreteField<Space>& field, const Integrand& integrand, memory::Arena& scratch,
                  const Fields&... fields) {
   constexpr int dim = Space::dimension;
-  constexpr int C = Space::components;
+  constexpr int nc = Space::components;
   using Element = typename Space::Element;
   static_assert(std::is_invocable_v<const Integrand&, const Sample<dim>&,
                                     const detail::FieldArgument<Fields>&...>,
                 "interpolate: the integrand must be callable as f(sample, fields...)");
   using Result = std::decay_t<std::invoke_result_t<const Integrand&, const Sample<dim>&,
                                                    const detail::FieldArgument<Fields>&...>>;
-  static_assert(detail::IntegrandValue<Result> && detail::ValueTraits<Result>::size == C,
+  static_assert(detail::IntegrandValue<Result> && detail::ValueTraits<Result>::size == nc,
                 "interpolate: the integrand must return one value per component of the space");
   using Traits = detail::ValueTraits<Result>;
   auto policy = memory::arena_policy(scratch, "interpolate.thrust");
@@ -91,7 +91,7 @@ void interpolate(DiscreteField<Space>& field, const Integrand& integrand, memory
                        Sample<dim> s = detail::make_cell_sample(space.geometry, cell, xi);
                        s.point = local;
                        Traits::store(static_cast<Result>(pack.call(integrand, s)),
-                                     &dofs[static_cast<std::size_t>(n) * C]);
+                                     &dofs[static_cast<std::size_t>(n) * nc]);
                      });
 }
 

@@ -198,7 +198,11 @@ private:
   }
   /// Twice the node's reference coordinate along `axis`: 0, 1 (midpoint, degree 2) or 2.
   AFEM_HOST_DEVICE static constexpr int node_level(int node, int axis) {
-    return static_cast<int>(2.0 * node_coordinate(node, axis) + 0.5);
+    int twice = 0;
+    for (int k = 0; k < node_vertex_count(node); ++k) {
+      twice += Cell::vertex_coordinate(node_vertex(node, k), axis) > 0.5 ? 2 : 0;
+    }
+    return twice / node_vertex_count(node);
   }
   /// The 1D Lagrange basis of the element's degree on {0, 1} or {0, 1/2, 1}.
   AFEM_HOST_DEVICE static double line_value(int level, double x) {

@@ -48,7 +48,8 @@ private:
     for (std::int32_t p = 0; p < rule.size(); ++p) {
       typename Element::Coords xi;
       for (int d = 0; d < Element::dimension; ++d) {
-        xi[d] = rule.points[static_cast<std::size_t>(p * Element::dimension + d)];
+        xi[d] = rule.points[static_cast<std::size_t>(p) * Element::dimension +
+                            static_cast<std::size_t>(d)];
       }
       double values[Element::node_count];
       Element::values(xi, values);

@@ -92,18 +92,22 @@ struct SelectElements {
     View view{geometry.view(), {}, 0, View::Source::all};
     if (p != nullptr) {
       const geometry::PartitionView indices = p->view();
-      view.list = Kind == ElementKind::cell ? indices.cells
-                  : Boundary                ? indices.boundary_sides
-                                            : indices.sides;
+      if constexpr (Kind == ElementKind::cell) {
+        view.list = indices.cells;
+      } else if constexpr (Boundary) {
+        view.list = indices.boundary_sides;
+      } else {
+        view.list = indices.sides;
+      }
       view.count = static_cast<std::int32_t>(view.list.size());
       view.source = View::Source::list;
-    } else if constexpr (Kind == ElementKind::cell) {
+      return view;
+    }
+    if constexpr (Kind == ElementKind::cell) {
       view.count = geometry.cell_count();
-    } else if constexpr (Boundary) {
-      view.count = geometry.boundary_side_count();
-      view.source = View::Source::boundary;
     } else {
-      view.count = geometry.side_count();
+      view.count = Boundary ? geometry.boundary_side_count() : geometry.side_count();
+      view.source = Boundary ? View::Source::boundary : View::Source::all;
     }
     return view;
   }

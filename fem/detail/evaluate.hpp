@@ -183,7 +183,7 @@ template <class Element>
 struct Basis {
   static constexpr int dim = Element::dimension;
   static constexpr int node_count = Element::node_count;
-  double value[Element::node_count];
+  double value[Element::node_count] = {};
   Eigen::Matrix<double, dim, 1> gradient[Element::node_count];
 
   /// Evaluated at the sample's coordinates.

@@ -44,7 +44,7 @@ Eigen::SparseMatrix<double> reference_matrix(const Space& space, const Reference
                                              int order) {
   using Element = typename Space::Element;
   constexpr int dim = Space::dimension;
-  constexpr int C = Space::components;
+  constexpr int nc = Space::components;
   constexpr int n = Element::node_count;
   const geometry::MeshData data = space.geometry().to_mesh_data();
   const auto view = host_view(space.geometry(), data);
@@ -56,7 +56,7 @@ Eigen::SparseMatrix<double> reference_matrix(const Space& space, const Reference
     for (std::int32_t p = 0; p < rule.size(); ++p) {
       typename Element::Coords xi;
       for (int d = 0; d < dim; ++d) {
-        xi[d] = rule.points[static_cast<std::size_t>(p * dim + d)];
+        xi[d] = rule.points[static_cast<std::size_t>(p) * dim + static_cast<std::size_t>(d)];
       }
       const auto jacobian = view.cell_jacobian(cell, xi);
       const double weight =
@@ -74,17 +74,23 @@ Eigen::SparseMatrix<double> reference_matrix(const Space& space, const Reference
       for (int i = 0; i < n; ++i) {
         for (int j = 0; j < n; ++j) {
           const double grad_grad = gradients.col(i).dot(gradients.col(j));
-          for (int ci = 0; ci < C; ++ci) {
-            for (int cj = 0; cj < C; ++cj) {
+          for (int ci = 0; ci < nc; ++ci) {
+            for (int cj = 0; cj < nc; ++cj) {
               double value = 0.0;
               if (ci == cj) {
                 value += form.nu * grad_grad + values[i] * values[j];
               }
-              if constexpr (C == dim) {
+              if constexpr (nc == dim) {
                 value += form.lambda * gradients(ci, i) * gradients(cj, j);
               }
-              const std::int32_t row = cell_nodes[static_cast<std::size_t>(cell * n + i)] * C + ci;
-              const std::int32_t col = cell_nodes[static_cast<std::size_t>(cell * n + j)] * C + cj;
+              const std::int32_t row =
+                  cell_nodes[static_cast<std::size_t>(cell) * n + static_cast<std::size_t>(i)] *
+                      nc +
+                  ci;
+              const std::int32_t col =
+                  cell_nodes[static_cast<std::size_t>(cell) * n + static_cast<std::size_t>(j)] *
+                      nc +
+                  cj;
               triplets.emplace_back(row, col, weight * value);
             }
           }

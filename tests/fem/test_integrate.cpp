@@ -200,14 +200,14 @@ TYPED_TEST_SUITE(MatrixTest, MatrixCases);
 
 TYPED_TEST(MatrixTest, EqualsAnElementByElementReference) {
   using G = typename TypeParam::Geometry;
-  constexpr int C = TypeParam::components;
+  constexpr int nc = TypeParam::components;
   auto geometry = test::UnitBox<G>::make(3, *this->pool_, *this->arena_);
-  const LagrangeSpace<G, TypeParam::degree, C> space(*geometry, *this->pool_, *this->arena_);
+  const LagrangeSpace<G, TypeParam::degree, nc> space(*geometry, *this->pool_, *this->arena_);
   const quadrature::Cells cells(*geometry);
   const int order = 2 * TypeParam::degree;
   const quadrature::RegularQuadrature q(cells, order, *this->pool_);
   const SpaceRestriction restriction(space, cells, *this->arena_);
-  BsrMatrix<C> matrix(*this->pool_);
+  BsrMatrix<nc> matrix(*this->pool_);
   const ElasticMassForm form{0.7, 1.3};
   integrate(matrix, q, restriction, restriction, form, *this->arena_);
   const Eigen::SparseMatrix<double> actual = test::to_eigen(matrix);

@@ -42,7 +42,7 @@ HostBsr random_bsr(std::int32_t rows, bool symmetric, std::uint32_t seed) {
       pattern[static_cast<std::size_t>(c)].insert(r);
     }
   }
-  Eigen::MatrixXd dense = Eigen::MatrixXd::Zero(rows * B, rows * B);
+  Eigen::MatrixXd dense = Eigen::MatrixXd::Zero(Eigen::Index{rows} * B, Eigen::Index{rows} * B);
   for (std::int32_t r = 0; r < rows; ++r) {
     for (const std::int32_t c : pattern[static_cast<std::size_t>(r)]) {
       for (int i = 0; i < B; ++i) {
@@ -88,9 +88,9 @@ BsrMatrix<B> upload(const HostBsr& host, memory::Pool& pool) {
 }
 
 TYPED_TEST(SolverTest, ConjugateGradientsAgreeWithSimplicialLdlt) {
-  constexpr int B = TypeParam::value;
-  const HostBsr host = random_bsr<B>(200, true, 7);
-  const BsrMatrix<B> a = upload<B>(host, *this->pool_);
+  constexpr int bs = TypeParam::value;
+  const HostBsr host = random_bsr<bs>(200, true, 7);
+  const BsrMatrix<bs> a = upload<bs>(host, *this->pool_);
   const Eigen::SparseMatrix<double> reference = test::to_eigen(a);
   std::mt19937 random(3);
   std::uniform_real_distribution<double> value(-1.0, 1.0);
@@ -128,9 +128,9 @@ TYPED_TEST(SolverTest, ConjugateGradientsAgreeWithSimplicialLdlt) {
 }
 
 TYPED_TEST(SolverTest, BiCgStabSolvesANonsymmetricSystem) {
-  constexpr int B = TypeParam::value;
-  const HostBsr host = random_bsr<B>(150, false, 11);
-  const BsrMatrix<B> a = upload<B>(host, *this->pool_);
+  constexpr int bs = TypeParam::value;
+  const HostBsr host = random_bsr<bs>(150, false, 11);
+  const BsrMatrix<bs> a = upload<bs>(host, *this->pool_);
   const Eigen::SparseMatrix<double> reference = test::to_eigen(a);
   Eigen::VectorXd b = Eigen::VectorXd::LinSpaced(reference.rows(), -1.0, 2.0);
   const auto n = static_cast<std::size_t>(b.size());
@@ -149,9 +149,9 @@ TYPED_TEST(SolverTest, BiCgStabSolvesANonsymmetricSystem) {
 }
 
 TYPED_TEST(SolverTest, SpmvTransposeAndDiagonalMatchEigen) {
-  constexpr int B = TypeParam::value;
-  const HostBsr host = random_bsr<B>(60, false, 5);
-  const BsrMatrix<B> a = upload<B>(host, *this->pool_);
+  constexpr int bs = TypeParam::value;
+  const HostBsr host = random_bsr<bs>(60, false, 5);
+  const BsrMatrix<bs> a = upload<bs>(host, *this->pool_);
   const Eigen::SparseMatrix<double> reference = test::to_eigen(a);
   const Eigen::VectorXd x = Eigen::VectorXd::LinSpaced(reference.cols(), 0.5, -1.5);
   const auto n = static_cast<std::size_t>(x.size());
@@ -165,28 +165,28 @@ TYPED_TEST(SolverTest, SpmvTransposeAndDiagonalMatchEigen) {
   EXPECT_LE((Eigen::Map<Eigen::VectorXd>(y.data(), x.size()) - expected).norm(),
             1e-13 * expected.norm());
 
-  const BsrMatrix<B> t = transpose(a, *this->arena_);
+  const BsrMatrix<bs> t = transpose(a, *this->arena_);
   const Eigen::MatrixXd transposed = Eigen::MatrixXd(test::to_eigen(t));
   EXPECT_EQ((transposed - Eigen::MatrixXd(reference).transpose()).cwiseAbs().maxCoeff(), 0.0);
   EXPECT_EQ(t.block_count(), a.block_count());
 
-  auto diagonal = memory::borrow_temporary<double>(*this->pool_, n * B, "test.diagonal");
+  auto diagonal = memory::borrow_temporary<double>(*this->pool_, n * bs, "test.diagonal");
   block_diagonal(a, diagonal.view(), *this->arena_);
   const auto d = test::copy_to_host(memory::ArrayView<const double>(diagonal.view()));
   for (std::int32_t r = 0; r < a.block_rows(); ++r) {
-    for (int i = 0; i < B; ++i) {
-      for (int j = 0; j < B; ++j) {
-        EXPECT_EQ(d[static_cast<std::size_t>(r * B * B + i * B + j)],
-                  reference.coeff(r * B + i, r * B + j));
+    for (int i = 0; i < bs; ++i) {
+      for (int j = 0; j < bs; ++j) {
+        EXPECT_EQ(d[static_cast<std::size_t>(r * bs * bs + i * bs + j)],
+                  reference.coeff(r * bs + i, r * bs + j));
       }
     }
   }
 }
 
 TYPED_TEST(SolverTest, DirichletProjectionKeepsTheSystemSymmetricAndImposesTheValues) {
-  constexpr int B = TypeParam::value;
-  const HostBsr host = random_bsr<B>(40, true, 9);
-  BsrMatrix<B> a = upload<B>(host, *this->pool_);
+  constexpr int bs = TypeParam::value;
+  const HostBsr host = random_bsr<bs>(40, true, 9);
+  BsrMatrix<bs> a = upload<bs>(host, *this->pool_);
   const Eigen::MatrixXd before(test::to_eigen(a));
   const auto n = static_cast<std::size_t>(before.rows());
   std::vector<std::uint8_t> mask(n, 0);

@@ -38,7 +38,10 @@ double apply(const ReferenceRule& rule, const int (&power)[3]) {
   for (std::int32_t p = 0; p < rule.size(); ++p) {
     double value = rule.weights[static_cast<std::size_t>(p)];
     for (int d = 0; d < rule.dimension; ++d) {
-      value *= std::pow(rule.points[static_cast<std::size_t>(p * rule.dimension + d)], power[d]);
+      value *= std::pow(
+          rule.points[static_cast<std::size_t>(p) * static_cast<std::size_t>(rule.dimension) +
+                      static_cast<std::size_t>(d)],
+          power[d]);
     }
     sum += value;
   }
@@ -81,7 +84,9 @@ TEST_P(ReferenceRuleTest, PointsLieInTheReferenceShape) {
     for (std::int32_t p = 0; p < rule.size(); ++p) {
       double sum = 0.0;
       for (int d = 0; d < rule.dimension; ++d) {
-        const double x = rule.points[static_cast<std::size_t>(p * rule.dimension + d)];
+        const double x =
+            rule.points[static_cast<std::size_t>(p) * static_cast<std::size_t>(rule.dimension) +
+                        static_cast<std::size_t>(d)];
         EXPECT_GT(x, 0.0);
         EXPECT_LT(x, 1.0);
         sum += x;
