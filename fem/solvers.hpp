@@ -208,6 +208,18 @@ public:
   void copy(memory::ArrayView<const double> x, memory::ArrayView<double> y) {
     axpby(1.0, x, 0.0, y);
   }
+  /// r = b - A x and its norm relative to ||b|| (`b_norm`); for b = 0, sets x = 0 and gives 0.
+  double initial_residual(memory::ArrayView<const double> b, double b_norm,
+                          memory::ArrayView<double> x, memory::ArrayView<double> r) {
+    if (b_norm == 0.0) {
+      axpby(0.0, b, 0.0, x);
+      copy(b, r);
+      return 0.0;
+    }
+    apply(x, r);
+    axpby(1.0, b, -1.0, r);
+    return norm(r) / b_norm;
+  }
   /// y = A x
   void apply(memory::ArrayView<const double> x, memory::ArrayView<double> y) {
     spmv(*a_, x, y, *scratch_);
@@ -270,13 +282,7 @@ SolveResult cg(const BsrMatrix<B>& a, memory::ArrayView<const double> b,
   const auto p = work.vector("cg.p");
   const auto ap = work.vector("cg.Ap");
   const double b_norm = work.norm(b);
-  if (b_norm == 0.0) {
-    work.axpby(0.0, b, 0.0, x);
-    return {0, 0.0};
-  }
-  work.apply(x, r);
-  work.axpby(1.0, b, -1.0, r);
-  double residual = work.norm(r) / b_norm;
+  double residual = work.initial_residual(b, b_norm, x, r);
   history.push(residual);
   if (residual <= options.tolerance) {
     return {0, residual};
@@ -328,13 +334,7 @@ SolveResult bicgstab(const BsrMatrix<B>& a, memory::ArrayView<const double> b,
   const auto p_hat = work.vector("bicgstab.p_hat");
   const auto s_hat = work.vector("bicgstab.s_hat");
   const double b_norm = work.norm(b);
-  if (b_norm == 0.0) {
-    work.axpby(0.0, b, 0.0, x);
-    return {0, 0.0};
-  }
-  work.apply(x, r);
-  work.axpby(1.0, b, -1.0, r);
-  double residual = work.norm(r) / b_norm;
+  double residual = work.initial_residual(b, b_norm, x, r);
   history.push(residual);
   if (residual <= options.tolerance) {
     return {0, residual};

@@ -232,6 +232,42 @@ TYPED_TEST(MatrixTest, EqualsAnElementByElementReference) {
 
 class IntegrateTest : public test::BackendTest {};
 
+/// x_0^2 + x_1 as a function of the position.
+struct Paraboloid {
+  AFEM_HOST_DEVICE double operator()(const Eigen::Vector2d& x) const { return x[0] * x[0] + x[1]; }
+};
+
+struct Evaluate {
+  template <int D, class Field>
+  AFEM_HOST_DEVICE double operator()(const Sample<D>& s, const Field& f) const {
+    return f(s);
+  }
+};
+
+TEST_F(IntegrateTest, AnalyticFieldsAreEvaluatedAtTheSamplePosition) {
+  auto geometry = test::UnitBox<geometry::Trimesh>::make(4, *pool_, *arena_);
+  const quadrature::Cells cells(*geometry);
+  const quadrature::RegularQuadrature q(cells, 2, *pool_);
+  EXPECT_NEAR(integrate(q, Evaluate{}, *arena_, AnalyticField{Paraboloid{}}), 1.0 / 3.0 + 0.5,
+              1e-14);
+}
+
+TEST_F(IntegrateTest, ExplicitQuadratureUsesTheCallersPointsAndChecksTheirSizes) {
+  auto geometry = test::UnitBox<geometry::Quadmesh>::make(4, *pool_, *arena_);
+  const quadrature::Cells cells(*geometry);
+  const std::vector<double> midpoint = {0.5, 0.5};
+  const std::vector<double> weight = {1.0};
+  const quadrature::ExplicitQuadrature q(cells, midpoint, weight, *pool_);
+  EXPECT_EQ(q.points_per_element(), 1);
+  EXPECT_NEAR(integrate(q, Load{}, *arena_), 1.5, 1e-14);  // the midpoint rule is exact here
+  // x^2 is not integrated exactly by one point per cell (1/3 exactly; 21/64 by midpoints).
+  EXPECT_NEAR(integrate(q, Evaluate{}, *arena_, AnalyticField{Paraboloid{}}), 21.0 / 64.0 + 0.5,
+              1e-14);
+  const std::vector<double> three = {0.5, 0.5, 0.5};
+  EXPECT_THROW(quadrature::ExplicitQuadrature(cells, three, weight, *pool_), Error);
+  EXPECT_THROW(quadrature::RegularQuadrature(cells, 11, *pool_), Error);
+}
+
 TEST_F(IntegrateTest, SumsInAnOrderThatDoesNotDependOnTheThreadCount) {
 #if !AFEM_HAS_CUDA && defined(_OPENMP)
   auto geometry = test::UnitBox<geometry::Tetmesh>::make(6, *pool_, *arena_);

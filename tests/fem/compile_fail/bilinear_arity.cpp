@@ -1,6 +1,5 @@
 // Must not compile: a bilinear integrand that takes no trial function.
-#include "fem/integrate.hpp"
-#include "geometry/grid.hpp"
+#include "assemble.hpp"
 
 struct MissingTrial {
   template <class S, class V>
@@ -9,11 +8,6 @@ struct MissingTrial {
   }
 };
 
-void assemble(
-    afem::fem::BsrMatrix<1>& matrix,
-    const afem::quadrature::Quadrature<afem::quadrature::Cells<afem::geometry::Grid2D>>& q,
-    const afem::fem::SpaceRestriction<afem::fem::LagrangeSpace<afem::geometry::Grid2D, 1>,
-                                      afem::quadrature::Cells<afem::geometry::Grid2D>>& r,
-    afem::memory::Arena& scratch) {
-  afem::fem::integrate(matrix, q, r, r, MissingTrial{}, scratch);
-}
+template void compile_fail::assemble<1, MissingTrial>(
+    afem::fem::BsrMatrix<1>&, const afem::quadrature::Quadrature<compile_fail::Cells>&,
+    const compile_fail::Restriction&, afem::memory::Arena&);

@@ -1,6 +1,5 @@
 // Must not compile: a bilinear integrand that returns a vector instead of a scalar.
-#include "fem/integrate.hpp"
-#include "geometry/grid.hpp"
+#include "assemble.hpp"
 
 struct VectorValued {
   template <class S, class V, class U>
@@ -9,11 +8,6 @@ struct VectorValued {
   }
 };
 
-void assemble(
-    afem::fem::BsrMatrix<1>& matrix,
-    const afem::quadrature::Quadrature<afem::quadrature::Cells<afem::geometry::Grid2D>>& q,
-    const afem::fem::SpaceRestriction<afem::fem::LagrangeSpace<afem::geometry::Grid2D, 1>,
-                                      afem::quadrature::Cells<afem::geometry::Grid2D>>& r,
-    afem::memory::Arena& scratch) {
-  afem::fem::integrate(matrix, q, r, r, VectorValued{}, scratch);
-}
+template void compile_fail::assemble<1, VectorValued>(
+    afem::fem::BsrMatrix<1>&, const afem::quadrature::Quadrature<compile_fail::Cells>&,
+    const compile_fail::Restriction&, afem::memory::Arena&);

@@ -1,6 +1,5 @@
 // Must not compile: a 2x2-block matrix for a scalar space.
-#include "fem/integrate.hpp"
-#include "geometry/grid.hpp"
+#include "assemble.hpp"
 
 struct Laplace {
   template <class S, class V, class U>
@@ -9,11 +8,6 @@ struct Laplace {
   }
 };
 
-void assemble(
-    afem::fem::BsrMatrix<2>& matrix,
-    const afem::quadrature::Quadrature<afem::quadrature::Cells<afem::geometry::Grid2D>>& q,
-    const afem::fem::SpaceRestriction<afem::fem::LagrangeSpace<afem::geometry::Grid2D, 1>,
-                                      afem::quadrature::Cells<afem::geometry::Grid2D>>& r,
-    afem::memory::Arena& scratch) {
-  afem::fem::integrate(matrix, q, r, r, Laplace{}, scratch);
-}
+template void compile_fail::assemble<2, Laplace>(
+    afem::fem::BsrMatrix<2>&, const afem::quadrature::Quadrature<compile_fail::Cells>&,
+    const compile_fail::Restriction&, afem::memory::Arena&);
