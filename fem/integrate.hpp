@@ -237,6 +237,23 @@ AFEM_HOST_DEVICE void add_pairs(double* block, const Sample<D>& s, const TestBas
   }
 }
 
+/// Adds one sample's contributions to an element matrix (the trial basis is the test basis when
+/// both spaces have the same element).
+template <int B, class TestElement, class TrialElement, bool Tabulated, int D, class Integrand,
+          class Pack>
+AFEM_HOST_DEVICE void add_point(double* block, const Sample<D>& s,
+                                memory::ArrayView<const double> test_rows,
+                                memory::ArrayView<const double> trial_rows,
+                                const Integrand& integrand, const Pack& pack) {
+  const auto test_basis = basis_at<TestElement, Tabulated>(s, test_rows);
+  if constexpr (std::is_same_v<TestElement, TrialElement>) {
+    add_pairs<B>(block, s, test_basis, test_basis, integrand, pack);
+  } else {
+    add_pairs<B>(block, s, test_basis, basis_at<TrialElement, Tabulated>(s, trial_rows), integrand,
+                 pack);
+  }
+}
+
 /// Element matrices of a bilinear form: for element e, test node i, trial node j and components
 /// (ci, cj), out[((e * nt + i) * nu + j) * B * B + ci * B + cj] (overwritten).
 template <int B, class TestElement, class TrialElement, quadrature::Domain Domain, class Integrand,
@@ -244,7 +261,6 @@ template <int B, class TestElement, class TrialElement, quadrature::Domain Domai
 void element_matrices(memory::ArrayView<double> out,
                       const quadrature::Quadrature<Domain>& quadrature, const Integrand& integrand,
                       memory::Arena& scratch, const Fields&... fields) {
-  constexpr int dim = Domain::dimension;
   constexpr int nt = TestElement::node_count;
   constexpr int nu = TrialElement::node_count;
   const std::int32_t elements = quadrature.domain().element_count();
@@ -276,14 +292,8 @@ void element_matrices(memory::ArrayView<double> out,
         }
         const ElementSamples<decltype(domain), map_table> samples(domain, q, map_rows, e);
         for (std::int32_t p = 0; p < q.points_per_element(); ++p) {
-          const Sample<dim> s = samples(p);
-          const auto test_basis = basis_at<TestElement, tabulated>(s, test_rows);
-          if constexpr (std::is_same_v<TestElement, TrialElement>) {
-            add_pairs<B>(block, s, test_basis, test_basis, integrand, pack);
-          } else {
-            add_pairs<B>(block, s, test_basis, basis_at<TrialElement, tabulated>(s, trial_rows),
-                         integrand, pack);
-          }
+          add_point<B, TestElement, TrialElement, tabulated>(block, samples(p), test_rows,
+                                                             trial_rows, integrand, pack);
         }
         if constexpr (on_stack) {
           for (int i = 0; i < size; ++i) {
