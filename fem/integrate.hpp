@@ -43,9 +43,9 @@ namespace afem::fem {
 
 namespace detail {
 
-template <class Restriction, class Domain>
-void check_restriction(const Restriction& restriction, const quadrature::Quadrature<Domain>& q,
-                       const char* role) {
+template <class Restriction, class Q>
+void check_restriction(const Restriction& restriction, const Q& q, const char* role) {
+  using Domain = typename Q::DomainType;
   static_assert(std::is_same_v<typename Restriction::DomainType::View, typename Domain::View>,
                 "integrate: the restriction's domain is of another kind or geometry type than "
                 "the quadrature's");
@@ -184,8 +184,8 @@ struct GeometryRow {
 /// Row::size doubles per quadrature point, filled by Row::fill at the point, in `scratch`: the
 /// values every element of a cell domain shares. Empty unless Tabulated (side domains, whose cell
 /// coordinates differ per side, evaluate at each sample instead).
-template <class Row, bool Tabulated>
-memory::Temporary<double> tabulate(const quadrature::QuadratureView& q, memory::Arena& scratch) {
+template <class Row, bool Tabulated, class QView>
+memory::Temporary<double> tabulate(const QView& q, memory::Arena& scratch) {
   if constexpr (!Tabulated) {
     return {};
   } else {
@@ -256,11 +256,11 @@ AFEM_HOST_DEVICE void add_point(double* block, const Sample<D>& s,
 
 /// Element matrices of a bilinear form: for element e, test node i, trial node j and components
 /// (ci, cj), out[((e * nt + i) * nu + j) * B * B + ci * B + cj] (overwritten).
-template <int B, class TestElement, class TrialElement, quadrature::Domain Domain, class Integrand,
-          class... Fields>
-void element_matrices(memory::ArrayView<double> out,
-                      const quadrature::Quadrature<Domain>& quadrature, const Integrand& integrand,
-                      memory::Arena& scratch, const Fields&... fields) {
+template <int B, class TestElement, class TrialElement, quadrature::QuadratureRule Q,
+          class Integrand, class... Fields>
+void element_matrices(memory::ArrayView<double> out, const Q& quadrature,
+                      const Integrand& integrand, memory::Arena& scratch, const Fields&... fields) {
+  using Domain = typename Q::DomainType;
   constexpr int nt = TestElement::node_count;
   constexpr int nu = TrialElement::node_count;
   const std::int32_t elements = quadrature.domain().element_count();
@@ -268,9 +268,10 @@ void element_matrices(memory::ArrayView<double> out,
                      "element_matrices");
   auto policy = memory::arena_policy(scratch, "integrate.thrust");
   const auto domain = quadrature.domain().view();
-  const quadrature::QuadratureView q = quadrature.view();
+  const auto q = quadrature.view();
   const auto pack = detail::make_field_pack(fields...);
-  constexpr bool tabulated = Domain::kind == quadrature::ElementKind::cell;
+  constexpr bool tabulated =
+      Domain::kind == quadrature::ElementKind::cell && decltype(quadrature.view())::uniform;
   using GView = typename Domain::View::GeometryView;
   auto test_table = tabulate<BasisRow<TestElement>, tabulated>(q, scratch);
   auto trial_table = tabulate<BasisRow<TrialElement>, tabulated>(q, scratch);
@@ -279,35 +280,37 @@ void element_matrices(memory::ArrayView<double> out,
   const memory::ArrayView<const double> map_rows = geometry_rows.view();
   const memory::ArrayView<const double> test_rows = test_table.view();
   const memory::ArrayView<const double> trial_rows = trial_table.view();
-  thrust::for_each_n(
-      policy, thrust::counting_iterator<std::int32_t>(0), elements,
-      [=] AFEM_HOST_DEVICE(std::int32_t e) {
-        // Small element matrices are summed in registers/stack and written once.
-        constexpr int size = nt * nu * B * B;
-        constexpr bool on_stack = size <= 1024;
-        double local[on_stack ? size : 1];
-        double* block = on_stack ? local : &out[static_cast<std::size_t>(e) * size];
-        for (int i = 0; i < size; ++i) {
-          block[i] = 0.0;
-        }
-        const ElementSamples<decltype(domain), map_table> samples(domain, q, map_rows, e);
-        for (std::int32_t p = 0; p < q.points_per_element(); ++p) {
-          add_point<B, TestElement, TrialElement, tabulated>(block, samples(p), test_rows,
-                                                             trial_rows, integrand, pack);
-        }
-        if constexpr (on_stack) {
-          for (int i = 0; i < size; ++i) {
-            out[static_cast<std::size_t>(e) * size + static_cast<std::size_t>(i)] = local[i];
-          }
-        }
-      });
+  thrust::for_each_n(policy, thrust::counting_iterator<std::int32_t>(0), elements,
+                     [=] AFEM_HOST_DEVICE(std::int32_t e) {
+                       // Small element matrices are summed in registers/stack and written once.
+                       constexpr int size = nt * nu * B * B;
+                       constexpr bool on_stack = size <= 1024;
+                       double local[on_stack ? size : 1];
+                       double* block = on_stack ? local : &out[static_cast<std::size_t>(e) * size];
+                       for (int i = 0; i < size; ++i) {
+                         block[i] = 0.0;
+                       }
+                       const ElementSamples<decltype(domain), decltype(q), map_table> samples(
+                           domain, q, map_rows, e);
+                       for (std::int32_t p = 0; p < q.point_count(e); ++p) {
+                         add_point<B, TestElement, TrialElement, tabulated>(
+                             block, samples(p), test_rows, trial_rows, integrand, pack);
+                       }
+                       if constexpr (on_stack) {
+                         for (int i = 0; i < size; ++i) {
+                           out[static_cast<std::size_t>(e) * size + static_cast<std::size_t>(i)] =
+                               local[i];
+                         }
+                       }
+                     });
 }
 
 /// Sums weight * f(sample, fields...) over the domain into `total` (ValueTraits<Result>::size
 /// entries): per-element sums, then a reduction per entry.
-template <class Result, quadrature::Domain Domain, class Integrand, class... Fields>
-void integral_sums(double* total, const quadrature::Quadrature<Domain>& quadrature,
-                   const Integrand& integrand, memory::Arena& scratch, const Fields&... fields) {
+template <class Result, quadrature::QuadratureRule Q, class Integrand, class... Fields>
+void integral_sums(double* total, const Q& quadrature, const Integrand& integrand,
+                   memory::Arena& scratch, const Fields&... fields) {
+  using Domain = typename Q::DomainType;
   constexpr int dim = Domain::dimension;
   using Traits = ValueTraits<Result>;
   constexpr int width = Traits::size;
@@ -317,7 +320,7 @@ void integral_sums(double* total, const quadrature::Quadrature<Domain>& quadratu
                                                "integrate.element_sums");
   const memory::ArrayView<double> out = sums.view();
   const auto domain = quadrature.domain().view();
-  const quadrature::QuadratureView q = quadrature.view();
+  const auto q = quadrature.view();
   const auto pack = make_field_pack(fields...);
   thrust::for_each_n(policy, thrust::counting_iterator<std::int32_t>(0), elements,
                      [=] AFEM_HOST_DEVICE(std::int32_t e) {
@@ -325,7 +328,7 @@ void integral_sums(double* total, const quadrature::Quadrature<Domain>& quadratu
                        for (int c = 0; c < width; ++c) {
                          local[c] = 0.0;
                        }
-                       for (std::int32_t p = 0; p < q.points_per_element(); ++p) {
+                       for (std::int32_t p = 0; p < q.point_count(e); ++p) {
                          const Sample<dim> s = make_sample(domain, q, e, p);
                          double value[width];
                          Traits::store(static_cast<Result>(pack.call(integrand, s)), value);
@@ -352,11 +355,11 @@ void integral_sums(double* total, const quadrature::Quadrature<Domain>& quadratu
 /// triplet plan (sort of the element triplets by row and column) are built on the first call and
 /// whenever a restriction was rebuilt; later calls only compute element matrices into the arena
 /// and sum each block's triplets in element order.
-template <int B, quadrature::Domain Domain, class Test, class Trial, class Integrand,
+template <int B, quadrature::QuadratureRule Q, class Test, class Trial, class Integrand,
           class... Fields>
-void integrate(BsrMatrix<B>& matrix, const quadrature::Quadrature<Domain>& quadrature,
-               const Test& test, const Trial& trial, const Integrand& integrand,
-               memory::Arena& scratch, const Fields&... fields) {
+void integrate(BsrMatrix<B>& matrix, const Q& quadrature, const Test& test, const Trial& trial,
+               const Integrand& integrand, memory::Arena& scratch, const Fields&... fields) {
+  using Domain = typename Q::DomainType;
   constexpr int dim = Domain::dimension;
   using TestElement = typename Test::Element;
   using TrialElement = typename Trial::Element;
@@ -401,10 +404,10 @@ void integrate(BsrMatrix<B>& matrix, const quadrature::Quadrature<Domain>& quadr
 /// Assembles the linear form sum over samples of weight * f(sample, test_i, fields...) into
 /// `vector` (test.node_count() * components entries, overwritten; entries of nodes no element
 /// touches become 0). Element vectors are summed per node in element order.
-template <quadrature::Domain Domain, class Test, class Integrand, class... Fields>
-void integrate(memory::ArrayView<double> vector, const quadrature::Quadrature<Domain>& quadrature,
-               const Test& test, const Integrand& integrand, memory::Arena& scratch,
-               const Fields&... fields) {
+template <quadrature::QuadratureRule Q, class Test, class Integrand, class... Fields>
+void integrate(memory::ArrayView<double> vector, const Q& quadrature, const Test& test,
+               const Integrand& integrand, memory::Arena& scratch, const Fields&... fields) {
+  using Domain = typename Q::DomainType;
   constexpr int dim = Domain::dimension;
   constexpr int nc = Test::components;
   using Element = typename Test::Element;
@@ -433,10 +436,11 @@ void integrate(memory::ArrayView<double> vector, const quadrature::Quadrature<Do
   const memory::ArrayView<std::int32_t> node = nodes.view();
   const memory::ArrayView<std::int32_t> index = order.view();
   const auto domain = quadrature.domain().view();
-  const quadrature::QuadratureView q = quadrature.view();
+  const auto q = quadrature.view();
   const RestrictionView restriction = test.view();
   const auto pack = detail::make_field_pack(fields...);
-  constexpr bool tabulated = Domain::kind == quadrature::ElementKind::cell;
+  constexpr bool tabulated =
+      Domain::kind == quadrature::ElementKind::cell && decltype(quadrature.view())::uniform;
   using GView = typename Domain::View::GeometryView;
   auto table = detail::tabulate<detail::BasisRow<Element>, tabulated>(q, scratch);
   constexpr bool map_table = tabulated && detail::tabulate_map<GView>;
@@ -450,8 +454,9 @@ void integrate(memory::ArrayView<double> vector, const quadrature::Quadrature<Do
         for (int i = 0; i < nt * nc; ++i) {
           local[i] = 0.0;
         }
-        const detail::ElementSamples<decltype(domain), map_table> samples(domain, q, map_rows, e);
-        for (std::int32_t p = 0; p < q.points_per_element(); ++p) {
+        const detail::ElementSamples<decltype(domain), decltype(q), map_table> samples(domain, q,
+                                                                                       map_rows, e);
+        for (std::int32_t p = 0; p < q.point_count(e); ++p) {
           const Sample<dim> s = samples(p);
           const auto basis = detail::basis_at<Element, tabulated>(s, rows);
           for (int i = 0; i < nt; ++i) {
@@ -486,9 +491,10 @@ void integrate(memory::ArrayView<double> vector, const quadrature::Quadrature<Do
 
 /// The integral sum over samples of weight * f(sample, fields...): a scalar, or a fixed-size
 /// Eigen vector or matrix summed entry by entry. Element sums are reduced in a fixed order.
-template <quadrature::Domain Domain, class Integrand, class... Fields>
-auto integrate(const quadrature::Quadrature<Domain>& quadrature, const Integrand& integrand,
-               memory::Arena& scratch, const Fields&... fields) {
+template <quadrature::QuadratureRule Q, class Integrand, class... Fields>
+auto integrate(const Q& quadrature, const Integrand& integrand, memory::Arena& scratch,
+               const Fields&... fields) {
+  using Domain = typename Q::DomainType;
   constexpr int dim = Domain::dimension;
   static_assert(std::is_invocable_v<const Integrand&, const Sample<dim>&,
                                     const detail::FieldArgument<Fields>&...>,

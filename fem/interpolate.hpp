@@ -23,11 +23,13 @@
 
 namespace afem::fem {
 
-/// Writes f at every sample of `quadrature` into `out`: entry (element * points_per_element +
-/// point) * width + k, width being the size of f's result. Throws afem::Error on a size mismatch.
-template <quadrature::Domain Domain, class Integrand, class... Fields>
-void interpolate(memory::ArrayView<double> out, const quadrature::Quadrature<Domain>& quadrature,
-                 const Integrand& integrand, memory::Arena& scratch, const Fields&... fields) {
+/// Writes f at every sample of `quadrature` into `out`: entry q.output_index(element, point) *
+/// width + k, width being the size of f's result (element * points_per_element + point for
+/// regular quadratures, the particle for a PicQuadrature). Throws afem::Error on a size mismatch.
+template <quadrature::QuadratureRule Q, class Integrand, class... Fields>
+void interpolate(memory::ArrayView<double> out, const Q& quadrature, const Integrand& integrand,
+                 memory::Arena& scratch, const Fields&... fields) {
+  using Domain = typename Q::DomainType;
   constexpr int dim = Domain::dimension;
   static_assert(std::is_invocable_v<const Integrand&, const Sample<dim>&,
                                     const detail::FieldArgument<Fields>&...>,
@@ -39,23 +41,19 @@ void interpolate(memory::ArrayView<double> out, const quadrature::Quadrature<Dom
   using Traits = detail::ValueTraits<Result>;
   constexpr int width = Traits::size;
   const std::int32_t elements = quadrature.domain().element_count();
-  const std::int32_t points = quadrature.points_per_element();
-  detail::check_size(out.size(), static_cast<std::int64_t>(elements) * points * width,
-                     "interpolate");
+  detail::check_size(out.size(), quadrature.sample_count() * width, "interpolate");
   auto policy = memory::arena_policy(scratch, "interpolate.thrust");
   const auto domain = quadrature.domain().view();
-  const quadrature::QuadratureView q = quadrature.view();
+  const auto q = quadrature.view();
   const auto pack = detail::make_field_pack(fields...);
-  thrust::for_each_n(
-      policy, thrust::counting_iterator<std::int32_t>(0), elements,
-      [=] AFEM_HOST_DEVICE(std::int32_t e) {
-        for (std::int32_t p = 0; p < points; ++p) {
-          const Sample<dim> s = detail::make_sample(domain, q, e, p);
-          Traits::store(
-              static_cast<Result>(pack.call(integrand, s)),
-              &out[(static_cast<std::size_t>(e) * points + static_cast<std::size_t>(p)) * width]);
-        }
-      });
+  thrust::for_each_n(policy, thrust::counting_iterator<std::int32_t>(0), elements,
+                     [=] AFEM_HOST_DEVICE(std::int32_t e) {
+                       for (std::int32_t p = 0; p < q.point_count(e); ++p) {
+                         const Sample<dim> s = detail::make_sample(domain, q, e, p);
+                         Traits::store(static_cast<Result>(pack.call(integrand, s)),
+                                       &out[q.output_index(e, p) * width]);
+                       }
+                     });
 }
 
 /// Sets `field` to f at the nodes of its space (f returns the field's value type: a scalar or a

@@ -25,9 +25,28 @@ namespace afem::quadrature {
 /// coordinates each, cell coordinates for cell domains, side coordinates for side domains) and
 /// their weights, the same in every element.
 struct QuadratureView {
+  /// The same points in every element (kernels may tabulate per point); weights are reference
+  /// weights, scaled by the cell map's Jacobian determinant.
+  static constexpr bool uniform = true;
+  static constexpr bool physical_weights = false;
+
   memory::ArrayView<const double> points;
   memory::ArrayView<const double> weights;
   std::int32_t dimension = 0;
+
+  AFEM_HOST_DEVICE std::int32_t point_count(std::int32_t /*element*/) const {
+    return points_per_element();
+  }
+  AFEM_HOST_DEVICE double coordinate(std::int32_t /*element*/, std::int32_t point, int axis) const {
+    return coordinate(point, axis);
+  }
+  AFEM_HOST_DEVICE double weight(std::int32_t /*element*/, std::int32_t point) const {
+    return weight(point);
+  }
+  /// Where interpolate() writes the value of point `point` of `element`.
+  AFEM_HOST_DEVICE std::size_t output_index(std::int32_t element, std::int32_t point) const {
+    return static_cast<std::size_t>(element) * weights.size() + static_cast<std::size_t>(point);
+  }
 
   AFEM_HOST_DEVICE std::int32_t points_per_element() const {
     return static_cast<std::int32_t>(weights.size());
@@ -39,6 +58,16 @@ struct QuadratureView {
   AFEM_HOST_DEVICE double weight(std::int32_t point) const {
     return weights[static_cast<std::size_t>(point)];
   }
+};
+
+/// What integrate() and interpolate() accept: a domain, a kernel view (QuadratureView or
+/// PicQuadratureView) and the number of samples.
+template <class Q>
+concept QuadratureRule = requires(const Q q) {
+  typename Q::DomainType;
+  { q.domain() } -> std::convertible_to<const typename Q::DomainType&>;
+  q.view();
+  { q.sample_count() } -> std::same_as<std::int64_t>;
 };
 
 /// The reference shape a domain's elements are: the cell shape, or the side shape.
@@ -84,6 +113,10 @@ public:
   }
   [[nodiscard]] QuadratureView view() const {
     return {points_.view(), weights_.view(), dimension_};
+  }
+  /// Number of samples over the domain (what interpolate() writes).
+  [[nodiscard]] std::int64_t sample_count() const {
+    return static_cast<std::int64_t>(domain_->element_count()) * points_per_element();
   }
 
 private:

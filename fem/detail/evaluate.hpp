@@ -42,9 +42,8 @@ AFEM_HOST_DEVICE Sample<GView::dimension> make_cell_sample(const GView& geometry
 }
 
 /// The sample at quadrature point `point` of element `element`.
-template <class DomainView>
-AFEM_HOST_DEVICE Sample<DomainView::dimension> make_sample(const DomainView& domain,
-                                                           const quadrature::QuadratureView& q,
+template <class DomainView, class QView>
+AFEM_HOST_DEVICE Sample<DomainView::dimension> make_sample(const DomainView& domain, const QView& q,
                                                            std::int32_t element,
                                                            std::int32_t point) {
   constexpr int dim = DomainView::dimension;
@@ -57,14 +56,14 @@ AFEM_HOST_DEVICE Sample<DomainView::dimension> make_sample(const DomainView& dom
   if constexpr (DomainView::kind == quadrature::ElementKind::cell) {
     s.cell = index;
     for (int d = 0; d < dim; ++d) {
-      s.coords[d] = q.coordinate(point, d);
+      s.coords[d] = q.coordinate(element, point, d);
     }
     s.x = domain.geometry.cell_position(index, s.coords);
     s.normal.setZero();
   } else {
     typename GView::SideCoords side_coords;
     for (int d = 0; d < dim - 1; ++d) {
-      side_coords[d] = q.coordinate(point, d);
+      side_coords[d] = q.coordinate(element, point, d);
     }
     s.side = index;
     s.cell = domain.geometry.side_inner_cell(index);
@@ -76,10 +75,12 @@ AFEM_HOST_DEVICE Sample<DomainView::dimension> make_sample(const DomainView& dom
   }
   const typename GView::Jacobian jacobian = domain.geometry.cell_jacobian(s.cell, s.coords);
   s.inverse_jacobian = jacobian.inverse();
-  if constexpr (DomainView::kind == quadrature::ElementKind::cell) {
+  if constexpr (QView::physical_weights) {
+    measure_scale = 1.0;
+  } else if constexpr (DomainView::kind == quadrature::ElementKind::cell) {
     measure_scale = std::abs(jacobian.determinant());
   }
-  s.weight = q.weight(point) * measure_scale;
+  s.weight = q.weight(element, point) * measure_scale;
   return s;
 }
 
@@ -105,11 +106,10 @@ inline constexpr int geometry_row_size = GView::Cell::vertex_count*(1 + GView::d
 /// geometry table row of that point: the same map as the geometry's cell_position and
 /// cell_jacobian, with the shape functions evaluated once per quadrature point instead of once
 /// per sample.
-template <class DomainView>
+template <class DomainView, class QView>
 AFEM_HOST_DEVICE Sample<DomainView::dimension> make_tabulated_sample(
-    const DomainView& domain, const quadrature::QuadratureView& q, std::int32_t element,
-    std::int32_t point, const CellVertices<typename DomainView::GeometryView>& vertices,
-    const double* row) {
+    const DomainView& domain, const QView& q, std::int32_t element, std::int32_t point,
+    const CellVertices<typename DomainView::GeometryView>& vertices, const double* row) {
   static_assert(DomainView::kind == quadrature::ElementKind::cell);
   constexpr int dim = DomainView::dimension;
   constexpr int nv = CellVertices<typename DomainView::GeometryView>::count;
@@ -126,11 +126,11 @@ AFEM_HOST_DEVICE Sample<DomainView::dimension> make_tabulated_sample(
     }
   }
   for (int d = 0; d < dim; ++d) {
-    s.coords[d] = q.coordinate(point, d);
+    s.coords[d] = q.coordinate(element, point, d);
   }
   s.normal.setZero();
   s.inverse_jacobian = jacobian.inverse();
-  s.weight = q.weight(point) * std::abs(jacobian.determinant());
+  s.weight = q.weight(element, point) * std::abs(jacobian.determinant());
   return s;
 }
 
@@ -143,7 +143,7 @@ inline constexpr bool tabulate_map =
 
 /// The samples of one element: from the geometry table and the cell's vertices, read once, on
 /// cell domains (Tabulated); from the geometry's own map otherwise.
-template <class DomainView, bool Tabulated>
+template <class DomainView, class QView, bool Tabulated>
 class ElementSamples {
   using GView = typename DomainView::GeometryView;
   struct NoVertices {
@@ -152,7 +152,7 @@ class ElementSamples {
   using Vertices = std::conditional_t<Tabulated, CellVertices<GView>, NoVertices>;
 
 public:
-  AFEM_HOST_DEVICE ElementSamples(const DomainView& domain, const quadrature::QuadratureView& q,
+  AFEM_HOST_DEVICE ElementSamples(const DomainView& domain, const QView& q,
                                   memory::ArrayView<const double> map_rows, std::int32_t element)
       : domain_(domain),
         q_(q),
@@ -172,7 +172,7 @@ public:
 
 private:
   DomainView domain_;
-  quadrature::QuadratureView q_;
+  QView q_;
   memory::ArrayView<const double> map_rows_;
   std::int32_t element_;
   Vertices vertices_;

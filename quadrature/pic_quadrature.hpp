@@ -1,0 +1,240 @@
+#pragma once
+
+/// @file
+/// PicQuadrature: particles as quadrature points. Each rebin looks the particles up in the
+/// geometry, sorts them by cell and builds per-cell offsets by a scan; the result is owned as
+/// Temporaries swapped in with replace_owned, scratch comes from the step arena.
+
+#include <thrust/binary_search.h>
+#include <thrust/count.h>
+#include <thrust/for_each.h>
+#include <thrust/iterator/counting_iterator.h>
+#include <thrust/sequence.h>
+#include <thrust/sort.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <limits>
+#include <span>
+#include <string>
+
+#include "geometry/geometry.hpp"
+#include "geometry/mesh.hpp"
+#include "memory/arena.hpp"
+#include "memory/array_view.hpp"
+#include "memory/config.hpp"
+#include "memory/copy.hpp"
+#include "memory/error.hpp"
+#include "memory/pool.hpp"
+#include "memory/replace_owned.hpp"
+#include "memory/temporary.hpp"
+#include "memory/thrust_allocator.hpp"
+#include "quadrature/domain.hpp"
+
+namespace afem::quadrature {
+
+/// Upper bounds that fix the sizes of a PicQuadrature's buffers, so that rebins with a varying
+/// number of particles reuse the same blocks. 0: sized by each rebin's particle count.
+struct PicCapacity {
+  std::int32_t max_particles = 0;
+};
+
+/// What kernels see of a PicQuadrature: the particles of cell c are
+/// cell_particle_indices[cell_particle_offsets[c] .. cell_particle_offsets[c + 1]); particle i
+/// has its cell (-1 outside the geometry), reference coordinates in it, and its fraction of the
+/// cell's measure (its measure / the cell's; 0 outside).
+struct PicQuadratureView {
+  /// Points differ per cell; weights are the particles' measures (not scaled by the cell map).
+  static constexpr bool uniform = false;
+  static constexpr bool physical_weights = true;
+
+  memory::ArrayView<const std::int32_t> cell_particle_offsets;
+  memory::ArrayView<const std::int32_t> cell_particle_indices;
+  memory::ArrayView<const double> particle_fraction;
+  memory::ArrayView<const double> particle_coords;
+  memory::ArrayView<const std::int32_t> particle_cells;
+  memory::ArrayView<const double> particle_measure;
+  std::int32_t dimension = 0;
+
+  AFEM_HOST_DEVICE std::int32_t point_count(std::int32_t cell) const {
+    const auto c = static_cast<std::size_t>(cell);
+    return cell_particle_offsets[c + 1] - cell_particle_offsets[c];
+  }
+  /// The particle that is point `p` of `cell`.
+  AFEM_HOST_DEVICE std::int32_t particle(std::int32_t cell, std::int32_t p) const {
+    const std::int32_t slot = cell_particle_offsets[static_cast<std::size_t>(cell)] + p;
+    return cell_particle_indices[static_cast<std::size_t>(slot)];
+  }
+  AFEM_HOST_DEVICE double coordinate(std::int32_t cell, std::int32_t p, int axis) const {
+    return particle_coords[static_cast<std::size_t>(particle(cell, p)) *
+                               static_cast<std::size_t>(dimension) +
+                           static_cast<std::size_t>(axis)];
+  }
+  AFEM_HOST_DEVICE double weight(std::int32_t cell, std::int32_t p) const {
+    return particle_measure[static_cast<std::size_t>(particle(cell, p))];
+  }
+  /// interpolate() writes a particle's value at the particle's index.
+  AFEM_HOST_DEVICE std::size_t output_index(std::int32_t cell, std::int32_t p) const {
+    return static_cast<std::size_t>(particle(cell, p));
+  }
+};
+
+/// Particles binned into the cells of a geometry. Owns "PicQuadrature.cell_particle_offsets",
+/// "PicQuadrature.cell_particle_indices", "PicQuadrature.particle_fraction",
+/// "PicQuadrature.particle_coords", "PicQuadrature.particle_cells",
+/// "PicQuadrature.particle_measure" and
+/// "PicQuadrature.outside_count" in its pool until destroyed; rebin() builds fresh ones and
+/// swaps them in, so an error leaves the previous binning in place.
+template <geometry::Geometry G>
+class PicQuadrature {
+public:
+  using DomainType = Cells<G>;
+  static constexpr int dimension = G::dimension;
+
+  PicQuadrature(const G& geometry, memory::Pool& pool, PicCapacity capacity = {})
+      : geometry_(&geometry), pool_(&pool), capacity_(capacity), domain_(geometry) {
+    AFEM_EXPECTS(capacity.max_particles >= 0, "PicQuadrature: max_particles is " +
+                                                  std::to_string(capacity.max_particles) +
+                                                  ", expected >= 0");
+  }
+
+  /// Bins the particles at `positions` (dimension values per particle) with `measures` (volume or
+  /// area per particle), both in the pool's memory. Particles outside the geometry are counted
+  /// and left out of every cell. Throws afem::Error when the sizes disagree or exceed the
+  /// capacity; no device-to-host read happens here.
+  void rebin(memory::ArrayView<const double> positions, memory::ArrayView<const double> measures,
+             memory::Arena& scratch) {
+    const auto n = static_cast<std::int64_t>(measures.size());
+    AFEM_EXPECTS(positions.size() == measures.size() * dimension,
+                 "PicQuadrature::rebin: " + std::to_string(positions.size()) +
+                     " position values for " + std::to_string(n) + " particles, expected " +
+                     std::to_string(dimension) + " per particle");
+    AFEM_EXPECTS(
+        n < std::numeric_limits<std::int32_t>::max(),
+        "PicQuadrature::rebin: " + std::to_string(n) + " particles overflow 32-bit indices");
+    AFEM_EXPECTS(capacity_.max_particles == 0 || n <= capacity_.max_particles,
+                 "PicQuadrature::rebin: " + std::to_string(n) +
+                     " particles exceed the capacity of " +
+                     std::to_string(capacity_.max_particles));
+    const auto count = static_cast<std::int32_t>(n);
+    const auto slots = static_cast<std::size_t>(std::max(count, capacity_.max_particles));
+    const std::int32_t cells = geometry_->cell_count();
+    memory::Pool& pool = *pool_;
+    auto offsets = memory::borrow_temporary<std::int32_t>(pool, static_cast<std::size_t>(cells) + 1,
+                                                          "PicQuadrature.cell_particle_offsets");
+    auto indices =
+        memory::borrow_temporary<std::int32_t>(pool, slots, "PicQuadrature.cell_particle_indices");
+    auto fraction =
+        memory::borrow_temporary<double>(pool, slots, "PicQuadrature.particle_fraction");
+    auto coords =
+        memory::borrow_temporary<double>(pool, slots * dimension, "PicQuadrature.particle_coords");
+    auto particle_cells =
+        memory::borrow_temporary<std::int32_t>(pool, slots, "PicQuadrature.particle_cells");
+    auto measure = memory::borrow_temporary<double>(pool, slots, "PicQuadrature.particle_measure");
+    auto outside = memory::borrow_temporary<std::int32_t>(pool, 1, "PicQuadrature.outside_count");
+    detail_bin(positions, measures, count, offsets.view(), indices.view(), fraction.view(),
+               coords.view(), particle_cells.view(), measure.view(), outside.view(), scratch);
+    memory::replace_owned(offsets_, std::move(offsets));
+    memory::replace_owned(indices_, std::move(indices));
+    memory::replace_owned(fraction_, std::move(fraction));
+    memory::replace_owned(coords_, std::move(coords));
+    memory::replace_owned(cells_, std::move(particle_cells));
+    memory::replace_owned(measure_, std::move(measure));
+    memory::replace_owned(outside_, std::move(outside));
+    particle_count_ = count;
+  }
+
+  [[nodiscard]] const G& geometry() const { return *geometry_; }
+  /// The cells of the geometry: element c of an integral over the particles is cell c.
+  [[nodiscard]] const Cells<G>& domain() const { return domain_; }
+  [[nodiscard]] std::int32_t particle_count() const { return particle_count_; }
+  /// One sample per particle (interpolate() writes particle_count() values).
+  [[nodiscard]] std::int64_t sample_count() const { return particle_count_; }
+  /// Particles of the last rebin outside the geometry; reads one value back from the device.
+  [[nodiscard]] std::int32_t outside_count() const {
+    if (outside_.empty()) {
+      return 0;
+    }
+    std::int32_t value = 0;
+    memory::copy_to_host(std::span<std::int32_t>(&value, 1),
+                         memory::ArrayView<const std::int32_t>(outside_.view()), pool_->stream());
+    pool_->stream().synchronize();
+    return value;
+  }
+  [[nodiscard]] PicQuadratureView view() const {
+    const auto n = static_cast<std::size_t>(particle_count_);
+    if (offsets_.empty()) {
+      return {{}, {}, {}, {}, {}, {}, dimension};
+    }
+    return {offsets_.view(),
+            indices_.view().subview(0, n),
+            fraction_.view().subview(0, n),
+            coords_.view().subview(0, n * dimension),
+            cells_.view().subview(0, n),
+            measure_.view().subview(0, n),
+            dimension};
+  }
+
+  /// The binning kernels (public for nvcc's device lambdas; call rebin()).
+  void detail_bin(memory::ArrayView<const double> positions,
+                  memory::ArrayView<const double> measures, std::int32_t count,
+                  memory::ArrayView<std::int32_t> offsets, memory::ArrayView<std::int32_t> indices,
+                  memory::ArrayView<double> fraction, memory::ArrayView<double> coords,
+                  memory::ArrayView<std::int32_t> particle_cells, memory::ArrayView<double> measure,
+                  memory::ArrayView<std::int32_t> outside, memory::Arena& scratch) const {
+    auto policy = memory::arena_policy(scratch, "PicQuadrature.thrust");
+    const std::int32_t cells = geometry_->cell_count();
+    const auto n = static_cast<std::size_t>(count);
+    geometry_->lookup(
+        positions,
+        geometry::LookupResult{particle_cells.subview(0, n), coords.subview(0, n * dimension)},
+        scratch);
+    auto keys = memory::borrow_temporary<std::int32_t>(scratch, n, "PicQuadrature.sort_keys");
+    const memory::ArrayView<std::int32_t> key = keys.view();
+    const auto view = geometry_->view();
+    // Outside particles sort after every cell (key = cell count) and get no fraction.
+    thrust::for_each_n(policy, thrust::counting_iterator<std::size_t>(0), n,
+                       [=] AFEM_HOST_DEVICE(std::size_t i) {
+                         const std::int32_t cell = particle_cells[i];
+                         key[i] = cell < 0 ? cells : cell;
+                         indices[i] = static_cast<std::int32_t>(i);
+                         fraction[i] = cell < 0 ? 0.0 : measures[i] / view.cell_measure(cell);
+                         measure[i] = cell < 0 ? 0.0 : measures[i];
+                       });
+    thrust::stable_sort_by_key(policy, key.begin(), key.end(), indices.begin());
+    thrust::for_each_n(policy, thrust::counting_iterator<std::int32_t>(0), cells + 1,
+                       [=] AFEM_HOST_DEVICE(std::int32_t c) {
+                         // First sorted particle whose cell is c or later.
+                         std::size_t lo = 0;
+                         std::size_t hi = n;
+                         while (lo < hi) {
+                           const std::size_t mid = lo + (hi - lo) / 2;
+                           if (key[mid] < c) {
+                             lo = mid + 1;
+                           } else {
+                             hi = mid;
+                           }
+                         }
+                         offsets[static_cast<std::size_t>(c)] = static_cast<std::int32_t>(lo);
+                         if (c == cells) {
+                           outside[0] = static_cast<std::int32_t>(n - lo);
+                         }
+                       });
+  }
+
+private:
+  const G* geometry_;
+  memory::Pool* pool_;
+  PicCapacity capacity_;
+  std::int32_t particle_count_ = 0;
+  memory::Temporary<std::int32_t> offsets_;
+  memory::Temporary<std::int32_t> indices_;
+  memory::Temporary<double> fraction_;
+  memory::Temporary<double> coords_;
+  memory::Temporary<std::int32_t> cells_;
+  memory::Temporary<double> measure_;
+  memory::Temporary<std::int32_t> outside_;
+  Cells<G> domain_;
+};
+
+}  // namespace afem::quadrature

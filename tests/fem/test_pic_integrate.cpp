@@ -1,0 +1,110 @@
+// integrate() and interpolate() over a PicQuadrature: sums over the particles inside the
+// geometry of measure times integrand, to round-off.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+#include <vector>
+
+#include "fem/integrate.hpp"
+#include "fem/interpolate.hpp"
+#include "fem/space.hpp"
+#include "fem/space_restriction.hpp"
+#include "quadrature/pic_quadrature.hpp"
+#include "support/backend.hpp"
+#include "support/backend_test.hpp"
+#include "unit_box.hpp"
+
+namespace afem::fem {
+namespace {
+
+/// 1 + x_0 x_1 + x_1^2 at the sample's position.
+struct Smooth {
+  template <int D>
+  AFEM_HOST_DEVICE double operator()(const Sample<D>& s) const {
+    return 1.0 + s.x[0] * s.x[1] + s.x[1] * s.x[1];
+  }
+};
+
+double smooth(const double* x) {
+  return 1.0 + x[0] * x[1] + x[1] * x[1];
+}
+
+struct MassForm {
+  template <class S, class V, class U>
+  AFEM_HOST_DEVICE double operator()(const S& /*s*/, const V& v, const U& u) const {
+    return u.value() * v.value();
+  }
+};
+
+template <class G>
+class PicIntegrateTest : public test::BackendTest {};
+using Geometries =
+    ::testing::Types<geometry::Grid2D, geometry::Trimesh, geometry::Tetmesh, geometry::Hexmesh>;
+TYPED_TEST_SUITE(PicIntegrateTest, Geometries);
+
+TYPED_TEST(PicIntegrateTest, IntegralsAreMeasureWeightedSumsOverTheParticlesInside) {
+  constexpr int dim = TypeParam::dimension;
+  auto geometry = test::UnitBox<TypeParam>::make(4, *this->pool_, *this->arena_);
+  quadrature::PicQuadrature pic(*geometry, *this->pool_);
+  const std::int32_t n = 1500;
+  std::mt19937 random(17);
+  std::uniform_real_distribution<double> coordinate(-0.05, 1.05);
+  std::uniform_real_distribution<double> measure(1e-4, 3e-4);
+  std::vector<double> positions(static_cast<std::size_t>(n) * dim);
+  std::vector<double> measures(static_cast<std::size_t>(n));
+  for (auto& x : positions) {
+    x = coordinate(random);
+  }
+  for (auto& m : measures) {
+    m = measure(random);
+  }
+  auto x = memory::borrow_temporary<double>(*this->pool_, positions.size(), "test.positions");
+  auto m = memory::borrow_temporary<double>(*this->pool_, measures.size(), "test.measures");
+  test::copy_to_device(x.view(), positions);
+  test::copy_to_device(m.view(), measures);
+  pic.rebin(x.view(), m.view(), *this->arena_);
+
+  double expected = 0.0;
+  double total_measure = 0.0;
+  std::vector<double> expected_values(static_cast<std::size_t>(n), -1.0);
+  for (std::int32_t i = 0; i < n; ++i) {
+    const double* p = &positions[static_cast<std::size_t>(i) * dim];
+    bool inside = true;
+    for (int d = 0; d < dim; ++d) {
+      inside = inside && p[d] >= 0.0 && p[d] <= 1.0;
+    }
+    if (inside) {
+      expected += measures[static_cast<std::size_t>(i)] * smooth(p);
+      total_measure += measures[static_cast<std::size_t>(i)];
+      expected_values[static_cast<std::size_t>(i)] = smooth(p);
+    }
+  }
+  EXPECT_NEAR(integrate(pic, Smooth{}, *this->arena_), expected, 1e-14 * expected);
+
+  // interpolate() writes each particle's value at its index (outside particles untouched).
+  auto values =
+      memory::borrow_temporary<double>(*this->pool_, static_cast<std::size_t>(n), "test.values");
+  test::copy_to_device(values.view(), std::vector<double>(static_cast<std::size_t>(n), -1.0));
+  interpolate(values.view(), pic, Smooth{}, *this->arena_);
+  const auto actual = test::copy_to_host(memory::ArrayView<const double>(values.view()));
+  for (std::int32_t i = 0; i < n; ++i) {
+    EXPECT_NEAR(actual[static_cast<std::size_t>(i)], expected_values[static_cast<std::size_t>(i)],
+                1e-12);
+  }
+
+  // A mass matrix over the particles: its entries sum to the particles' total measure.
+  const LagrangeSpace<TypeParam, 1> space(*geometry, *this->pool_, *this->arena_);
+  const SpaceRestriction restriction(space, pic.domain(), *this->arena_);
+  BsrMatrix<1> mass(*this->pool_);
+  integrate(mass, pic, restriction, restriction, MassForm{}, *this->arena_);
+  const auto mass_values = test::copy_to_host(memory::ArrayView<const double>(mass.view().values));
+  double sum = 0.0;
+  for (const double v : mass_values) {
+    sum += v;
+  }
+  EXPECT_NEAR(sum, total_measure, 1e-14);
+}
+
+}  // namespace
+}  // namespace afem::fem

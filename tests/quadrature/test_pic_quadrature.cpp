@@ -1,0 +1,152 @@
+// PicQuadrature: particles binned by cell with offsets, fractions and coordinates that match a
+// host reference; particles outside are counted and excluded; rebins replace the buffers without
+// growth; bad sizes are refused and leave the binning as it was.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <random>
+#include <vector>
+
+#include "../fem/reference_assembly.hpp"
+#include "../fem/unit_box.hpp"
+#include "quadrature/pic_quadrature.hpp"
+#include "support/backend.hpp"
+#include "support/backend_test.hpp"
+
+namespace afem::quadrature {
+namespace {
+
+template <class G>
+class PicQuadratureTest : public test::BackendTest {};
+using Geometries = ::testing::Types<geometry::Grid2D, geometry::Grid3D, geometry::Trimesh,
+                                    geometry::Tetmesh, geometry::Hexmesh>;
+TYPED_TEST_SUITE(PicQuadratureTest, Geometries);
+
+/// Random particles in [-0.1, 1.1]^D (some outside the unit box) with measures in [0.5, 1.5].
+template <int D>
+void random_particles(std::int32_t n, std::uint32_t seed, std::vector<double>& positions,
+                      std::vector<double>& measures) {
+  std::mt19937 random(seed);
+  std::uniform_real_distribution<double> coordinate(-0.1, 1.1);
+  std::uniform_real_distribution<double> measure(0.5, 1.5);
+  positions.resize(static_cast<std::size_t>(n) * D);
+  measures.resize(static_cast<std::size_t>(n));
+  for (auto& x : positions) {
+    x = coordinate(random);
+  }
+  for (auto& m : measures) {
+    m = measure(random) * 1e-4;
+  }
+}
+
+TYPED_TEST(PicQuadratureTest, BinsEveryParticleInsideIntoItsCell) {
+  constexpr int dim = TypeParam::dimension;
+  auto geometry = test::UnitBox<TypeParam>::make(5, *this->pool_, *this->arena_);
+  PicQuadrature pic(*geometry, *this->pool_);
+  const std::int32_t n = 2000;
+  std::vector<double> positions;
+  std::vector<double> measures;
+  random_particles<dim>(n, 5, positions, measures);
+  auto x = memory::borrow_temporary<double>(*this->pool_, positions.size(), "test.positions");
+  auto m = memory::borrow_temporary<double>(*this->pool_, measures.size(), "test.measures");
+  test::copy_to_device(x.view(), positions);
+  test::copy_to_device(m.view(), measures);
+  pic.rebin(x.view(), m.view(), *this->arena_);
+
+  std::int32_t expected_outside = 0;
+  for (std::int32_t i = 0; i < n; ++i) {
+    bool inside = true;
+    for (int d = 0; d < dim; ++d) {
+      const double v = positions[static_cast<std::size_t>(i) * dim + static_cast<std::size_t>(d)];
+      inside = inside && v >= 0.0 && v <= 1.0;
+    }
+    expected_outside += inside ? 0 : 1;
+  }
+  EXPECT_EQ(pic.outside_count(), expected_outside);
+  EXPECT_GT(expected_outside, 0);
+
+  const PicQuadratureView view = pic.view();
+  const auto offsets = test::copy_to_host(view.cell_particle_offsets);
+  const auto indices = test::copy_to_host(view.cell_particle_indices);
+  const auto fraction = test::copy_to_host(view.particle_fraction);
+  const auto cells = test::copy_to_host(view.particle_cells);
+  ASSERT_EQ(offsets.size(), static_cast<std::size_t>(geometry->cell_count()) + 1);
+  EXPECT_EQ(offsets.front(), 0);
+  EXPECT_EQ(offsets.back(), n - expected_outside);
+  std::vector<int> seen(static_cast<std::size_t>(n), 0);
+  const geometry::MeshData data = geometry->to_mesh_data();
+  const auto host = test::host_view(*geometry, data);
+  for (std::int32_t c = 0; c < geometry->cell_count(); ++c) {
+    ASSERT_LE(offsets[static_cast<std::size_t>(c)], offsets[static_cast<std::size_t>(c) + 1]);
+    for (auto k = offsets[static_cast<std::size_t>(c)];
+         k < offsets[static_cast<std::size_t>(c) + 1]; ++k) {
+      const std::int32_t particle = indices[static_cast<std::size_t>(k)];
+      ++seen[static_cast<std::size_t>(particle)];
+      EXPECT_EQ(cells[static_cast<std::size_t>(particle)], c);
+      EXPECT_NEAR(fraction[static_cast<std::size_t>(particle)] * host.cell_measure(c),
+                  measures[static_cast<std::size_t>(particle)], 1e-15);
+      if (k > offsets[static_cast<std::size_t>(c)]) {
+        EXPECT_LT(indices[static_cast<std::size_t>(k) - 1], particle);  // stable: index order
+      }
+    }
+  }
+  std::int32_t binned = 0;
+  for (std::int32_t i = 0; i < n; ++i) {
+    binned += seen[static_cast<std::size_t>(i)];
+    EXPECT_LE(seen[static_cast<std::size_t>(i)], 1);
+    if (seen[static_cast<std::size_t>(i)] == 0) {
+      EXPECT_EQ(cells[static_cast<std::size_t>(i)], -1);
+      EXPECT_EQ(fraction[static_cast<std::size_t>(i)], 0.0);
+    }
+  }
+  EXPECT_EQ(binned, n - expected_outside);
+}
+
+class PicRebinTest : public test::BackendTest {};
+
+TEST_F(PicRebinTest, RebinsReplaceTheBuffersWithoutGrowth) {
+  auto geometry = test::UnitBox<geometry::Grid2D>::make(16, *pool_, *arena_);
+  PicQuadrature pic(*geometry, *pool_, {.max_particles = 4000});
+  std::vector<double> positions;
+  std::vector<double> measures;
+  auto x = memory::borrow_temporary<double>(*pool_, 8000, "test.positions");
+  auto m = memory::borrow_temporary<double>(*pool_, 4000, "test.measures");
+  std::uint64_t upstream = 0;
+  for (int step = 0; step < 20; ++step) {
+    const std::int32_t n = 3000 + 50 * step;  // a varying count within the capacity
+    random_particles<2>(n, static_cast<std::uint32_t>(step), positions, measures);
+    test::copy_to_device(x.view().subview(0, positions.size()), positions);
+    test::copy_to_device(m.view().subview(0, measures.size()), measures);
+    arena_->reset();
+    pic.rebin(x.view().subview(0, positions.size()), m.view().subview(0, measures.size()), *arena_);
+    EXPECT_EQ(pic.particle_count(), n);
+    // One live copy per buffer, sized by the capacity whatever this step's count.
+    const memory::LedgerEntry* entry = pool_->ledger().find("PicQuadrature.cell_particle_indices");
+    ASSERT_NE(entry, nullptr);
+    EXPECT_GE(entry->live_bytes, 4000 * sizeof(std::int32_t));
+    EXPECT_LT(entry->live_bytes, 8000 * sizeof(std::int32_t));
+    if (step == 1) {
+      upstream = pool_->stats().upstream_allocations;
+    } else if (step > 1) {
+      EXPECT_EQ(pool_->stats().upstream_allocations, upstream) << "step " << step;
+    }
+  }
+}
+
+TEST_F(PicRebinTest, RefusesBadSizesAndKeepsThePreviousBinning) {
+  auto geometry = test::UnitBox<geometry::Grid2D>::make(4, *pool_, *arena_);
+  PicQuadrature pic(*geometry, *pool_, {.max_particles = 10});
+  auto x = memory::borrow_temporary<double>(*pool_, 24, "test.positions");
+  auto m = memory::borrow_temporary<double>(*pool_, 12, "test.measures");
+  test::copy_to_device(x.view(), std::vector<double>(24, 0.5));
+  test::copy_to_device(m.view(), std::vector<double>(12, 1.0));
+  pic.rebin(x.view().subview(0, 8), m.view().subview(0, 4), *arena_);
+  EXPECT_EQ(pic.particle_count(), 4);
+  EXPECT_THROW(pic.rebin(x.view().subview(0, 7), m.view().subview(0, 4), *arena_), Error);
+  EXPECT_THROW(pic.rebin(x.view(), m.view(), *arena_), Error);  // 12 > capacity 10
+  EXPECT_EQ(pic.particle_count(), 4);
+  EXPECT_EQ(test::copy_to_host(pic.view().cell_particle_offsets).back(), 4);
+}
+
+}  // namespace
+}  // namespace afem::quadrature
