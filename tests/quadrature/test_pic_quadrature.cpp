@@ -121,7 +121,8 @@ TEST_F(PicRebinTest, RebinsReplaceTheBuffersWithoutGrowth) {
     pic.rebin(x.view().subview(0, positions.size()), m.view().subview(0, measures.size()), *arena_);
     EXPECT_EQ(pic.particle_count(), n);
     // One live copy per buffer, sized by the capacity whatever this step's count.
-    const memory::LedgerEntry* entry = pool_->ledger().find("PicQuadrature.cell_particle_indices");
+    const memory::LedgerSnapshot ledger = pool_->ledger();
+    const memory::LedgerEntry* entry = ledger.find("PicQuadrature.cell_particle_indices");
     ASSERT_NE(entry, nullptr);
     EXPECT_GE(entry->live_bytes, 4000 * sizeof(std::int32_t));
     EXPECT_LT(entry->live_bytes, 8000 * sizeof(std::int32_t));
