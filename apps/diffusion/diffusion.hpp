@@ -19,12 +19,22 @@
 #include "fem/solvers.hpp"
 #include "fem/space.hpp"
 #include "fem/space_restriction.hpp"
+#include "geometry/grid.hpp"
+#include "geometry/mesh.hpp"
 #include "geometry/vtu.hpp"
 #include "memory/arena.hpp"
 #include "memory/copy.hpp"
 #include "memory/pool.hpp"
 #include "quadrature/domain.hpp"
 #include "quadrature/quadrature.hpp"
+
+/// Calls X(Geometry, Degree) for every case solve() is compiled for.
+#define AFEM_DIFFUSION_FOR_EACH_CASE(X)                                                      \
+  X(geometry::Grid2D, 1)                                                                     \
+  X(geometry::Grid2D, 2) X(geometry::Grid3D, 1) X(geometry::Grid3D, 2) X(geometry::Trimesh, 1) \
+      X(geometry::Trimesh, 2) X(geometry::Quadmesh, 1) X(geometry::Quadmesh, 2)               \
+          X(geometry::Tetmesh, 1) X(geometry::Tetmesh, 2) X(geometry::Hexmesh, 1)             \
+              X(geometry::Hexmesh, 2)
 
 namespace afem::apps::diffusion {
 
@@ -165,5 +175,12 @@ Report solve(const G& geometry, double viscosity, memory::Pool& pool, memory::Ar
   }
   return report;
 }
+
+// Compiled once in diffusion.cpp, for every geometry and degree the app offers.
+#define AFEM_DIFFUSION_SOLVE(G, Degree)                                                    \
+  extern template Report solve<G, Degree>(const G&, double, memory::Pool&, memory::Arena&, \
+                                          double, const std::string&);
+AFEM_DIFFUSION_FOR_EACH_CASE(AFEM_DIFFUSION_SOLVE)
+#undef AFEM_DIFFUSION_SOLVE
 
 }  // namespace afem::apps::diffusion

@@ -1,0 +1,372 @@
+// Simulation<D>: the MPM step. Compiled by nvcc in the CUDA build.
+#include "apps/mpm/simulation.hpp"
+
+#include <thrust/for_each.h>
+#include <thrust/iterator/counting_iterator.h>
+
+#include <cmath>
+#include <span>
+#include <string>
+
+#include "fem/integrate.hpp"
+#include "fem/interpolate.hpp"
+#include "fem/sample.hpp"
+#include "memory/copy.hpp"
+#include "memory/error.hpp"
+#include "memory/thrust_allocator.hpp"
+
+namespace afem::apps::mpm {
+
+namespace detail {
+
+template <int D>
+using Matrix = Eigen::Matrix<double, D, D>;
+template <int D>
+using Vector = Eigen::Matrix<double, D, 1>;
+
+/// Row-major D x D matrix of particle `p` in a buffer of D * D values per particle.
+template <int D>
+AFEM_HOST_DEVICE Matrix<D> load_matrix(memory::ArrayView<const double> values, std::size_t p) {
+  Matrix<D> m;
+  for (int r = 0; r < D; ++r) {
+    for (int c = 0; c < D; ++c) {
+      m(r, c) = values[p * D * D + static_cast<std::size_t>(r * D + c)];
+    }
+  }
+  return m;
+}
+
+template <int D>
+AFEM_HOST_DEVICE void store_matrix(const Matrix<D>& m, memory::ArrayView<double> values,
+                                   std::size_t p) {
+  for (int r = 0; r < D; ++r) {
+    for (int c = 0; c < D; ++c) {
+      values[p * D * D + static_cast<std::size_t>(r * D + c)] = m(r, c);
+    }
+  }
+}
+
+template <int D>
+AFEM_HOST_DEVICE Vector<D> load_vector(memory::ArrayView<const double> values, std::size_t p) {
+  Vector<D> v;
+  for (int d = 0; d < D; ++d) {
+    v[d] = values[p * D + static_cast<std::size_t>(d)];
+  }
+  return v;
+}
+
+/// Kirchhoff stress of every particle from its deformation gradient.
+template <int D>
+struct ComputeStress {
+  MaterialView material;
+  memory::ArrayView<const double> deformation;
+  memory::ArrayView<double> stress;
+  AFEM_HOST_DEVICE void operator()(std::size_t p) const {
+    store_matrix<D>(kirchhoff_stress<D>(material, load_matrix<D>(deformation, p)), stress, p);
+  }
+};
+
+/// Grid mass: rho0 N_i, weighted by the particle's initial volume (its quadrature weight).
+struct MassForm {
+  double density = 0.0;
+  template <class Sample, class Test>
+  AFEM_HOST_DEVICE double operator()(const Sample& /*s*/, const Test& v) const {
+    return density * v.basis_value;
+  }
+};
+
+/// Grid momentum after the step's forces, component c of node i:
+/// rho0 (v_p + C_p (x_i - x_p))_c N_i - dt (tau_p grad N_i)_c, weighted by V0_p.
+template <int D>
+struct MomentumForm {
+  geometry::GridView<D> grid;
+  memory::ArrayView<const double> velocities;
+  memory::ArrayView<const double> affine;
+  memory::ArrayView<const double> stress;
+  double density = 0.0;
+  double dt = 0.0;
+  template <class Sample, class Test>
+  AFEM_HOST_DEVICE double operator()(const Sample& s, const Test& v) const {
+    const std::size_t p = s.index;
+    const int c = v.component;
+    const auto base = p * D * D + static_cast<std::size_t>(c * D);
+    const Vector<D> offset = grid.vertex_position(v.node) - s.x;
+    double momentum = velocities[p * D + static_cast<std::size_t>(c)];
+    double force = 0.0;
+    for (int d = 0; d < D; ++d) {
+      momentum += affine[base + static_cast<std::size_t>(d)] * offset[d];
+      force -= stress[base + static_cast<std::size_t>(d)] * v.basis_gradient[d];
+    }
+    return density * momentum * v.basis_value + dt * force;
+  }
+};
+
+/// Grid velocity from momentum and mass, gravity, and the walls.
+template <int D>
+struct UpdateGrid {
+  geometry::GridView<D> grid;
+  memory::ArrayView<const double> mass;
+  memory::ArrayView<double> velocity;  ///< momentum on entry
+  double gravity_dt = 0.0;
+  double min_mass = 0.0;
+  bool walls = true;
+  bool sticky_floor = false;
+  AFEM_HOST_DEVICE void operator()(std::int32_t node) const {
+    const auto n = static_cast<std::size_t>(node);
+    const double m = mass[n];
+    Vector<D> v = Vector<D>::Zero();
+    if (m > min_mass) {
+      for (int d = 0; d < D; ++d) {
+        v[d] = velocity[n * D + static_cast<std::size_t>(d)] / m;
+      }
+      v[1] += gravity_dt;
+    }
+    if (walls) {
+      std::int32_t rest = node;
+      for (int d = 0; d < D; ++d) {
+        const std::int32_t layers = grid.resolution[d] + 1;
+        const std::int32_t index = rest % layers;
+        rest /= layers;
+        if (index <= wall_cells && v[d] < 0.0) {
+          if (d == 1 && sticky_floor) {
+            v.setZero();
+          } else {
+            v[d] = 0.0;
+          }
+        } else if (index >= grid.resolution[d] - wall_cells && v[d] > 0.0) {
+          v[d] = 0.0;
+        }
+      }
+    }
+    for (int d = 0; d < D; ++d) {
+      velocity[n * D + static_cast<std::size_t>(d)] = v[d];
+    }
+  }
+};
+
+/// The grid velocity at a particle.
+struct VelocityAt {
+  template <class Sample, class Field>
+  AFEM_HOST_DEVICE auto operator()(const Sample& s, const Field& u) const {
+    return u.value(s);
+  }
+};
+
+/// The grid velocity gradient at a particle (row c: the gradient of component c).
+struct VelocityGradientAt {
+  template <class Sample, class Field>
+  AFEM_HOST_DEVICE auto operator()(const Sample& s, const Field& u) const {
+    return u.grad(s);
+  }
+};
+
+/// Grid momentum of the particles' velocities alone: rho0 v_p N_i, weighted by V0_p.
+template <int D>
+struct RemapForm {
+  memory::ArrayView<const double> velocities;
+  double density = 0.0;
+  template <class Sample, class Test>
+  AFEM_HOST_DEVICE double operator()(const Sample& s, const Test& v) const {
+    return density * velocities[s.index * D + static_cast<std::size_t>(v.component)] *
+           v.basis_value;
+  }
+};
+
+/// The end of a particle's step from the remapped grid velocity's gradient: C = grad v,
+/// F = project((I + dt grad v) F), x += dt v with the particle's new velocity, kept between the
+/// walls.
+template <int D>
+struct UpdateParticles {
+  MaterialView material;
+  memory::ArrayView<const double> gradients;
+  memory::ArrayView<double> positions;
+  memory::ArrayView<const double> velocities;
+  memory::ArrayView<double> affine;
+  memory::ArrayView<double> deformation;
+  double dt = 0.0;
+  double lower = 0.0;
+  double upper = 1.0;
+  AFEM_HOST_DEVICE void operator()(std::size_t p) const {
+    const Matrix<D> gradient = load_matrix<D>(gradients, p);
+    store_matrix<D>(gradient, affine, p);
+    const Matrix<D> f = (Matrix<D>::Identity() + dt * gradient) *
+                        load_matrix<D>(memory::ArrayView<const double>(deformation), p);
+    store_matrix<D>(project_deformation<D>(material, f), deformation, p);
+    for (int d = 0; d < D; ++d) {
+      const auto k = p * D + static_cast<std::size_t>(d);
+      const double x = positions[k] + dt * velocities[k];
+      positions[k] = x < lower ? lower : (x > upper ? upper : x);
+    }
+  }
+};
+
+template <int D>
+geometry::Grid<D> make_grid(const Scene& scene) {
+  AFEM_EXPECTS(scene.dimension == D, "Simulation<" + std::to_string(D) + ">: the scene is " +
+                                         std::to_string(scene.dimension) + "D");
+  std::array<double, D> origin{};
+  std::array<double, D> size{};
+  std::array<std::int32_t, D> resolution{};
+  for (std::size_t d = 0; d < D; ++d) {
+    size[d] = scene.cell_size();
+    resolution[d] = scene.resolution;
+  }
+  return geometry::Grid<D>(origin, size, resolution);
+}
+
+template <class T>
+memory::Temporary<T> upload(memory::Pool& pool, const std::vector<T>& values, const char* label) {
+  auto buffer = memory::borrow_temporary<T>(pool, values.size(), label);
+  memory::copy_to_device(buffer.view(), std::span<const T>(values), pool.stream());
+  pool.stream().synchronize();
+  return buffer;
+}
+
+/// `count` row-major D x D matrices `diagonal` * I.
+template <int D>
+std::vector<double> diagonal_matrices(std::int64_t count, double diagonal) {
+  const auto n = static_cast<std::size_t>(count);
+  std::vector<double> values(n * D * D, 0.0);
+  for (std::size_t p = 0; p < n; ++p) {
+    for (std::size_t d = 0; d < D; ++d) {
+      values[p * D * D + d * D + d] = diagonal;
+    }
+  }
+  return values;
+}
+
+template <class T>
+std::vector<T> download(memory::Pool& pool, memory::ArrayView<const T> values) {
+  std::vector<T> host(values.size());
+  memory::copy_to_host(std::span<T>(host), values, pool.stream());
+  return host;
+}
+
+}  // namespace detail
+
+template <int D>
+Simulation<D>::Simulation(const Scene& scene, memory::Pool& pool, memory::Arena& step_arena)
+    : scene_(scene),
+      pool_(&pool),
+      arena_(&step_arena),
+      grid_(detail::make_grid<D>(scene)),
+      particle_count_(static_cast<std::int32_t>(scene.particle_count())),
+      positions_(detail::upload(pool, scene.positions, "Mpm.positions")),
+      velocities_(detail::upload(pool, scene.velocities, "Mpm.velocities")),
+      affine_(detail::upload(pool, detail::diagonal_matrices<D>(scene.particle_count(), 0.0),
+                             "Mpm.affine")),
+      deformation_(detail::upload(pool, detail::diagonal_matrices<D>(scene.particle_count(), 1.0),
+                                  "Mpm.deformation")),
+      volumes_(detail::upload(pool, scene.volumes, "Mpm.volumes")),
+      scalar_space_(grid_, pool, step_arena),
+      vector_space_(grid_, pool, step_arena),
+      cells_(grid_),
+      scalar_restriction_(scalar_space_, cells_, step_arena),
+      vector_restriction_(vector_space_, cells_, step_arena),
+      mass_(scalar_space_),
+      velocity_(vector_space_),
+      quadrature_(grid_, pool, {.max_particles = particle_count_}) {
+  pool.stream().synchronize();
+}
+
+template <int D>
+void Simulation<D>::rebin() {
+  quadrature_.rebin(positions_.view(), volumes_.view(), *arena_);
+}
+
+template <int D>
+void Simulation<D>::particle_to_grid() {
+  memory::Arena& arena = *arena_;
+  const auto n = static_cast<std::size_t>(particle_count_);
+  auto stress = memory::borrow_temporary<double>(arena, n * D * D, "Mpm.stress");
+  {
+    auto policy = memory::arena_policy(arena, "Mpm.thrust");
+    thrust::for_each_n(policy, thrust::counting_iterator<std::size_t>(0), n,
+                       detail::ComputeStress<D>{MaterialView(scene_.material), deformation_.view(),
+                                                stress.view()});
+  }
+  fem::integrate(mass_.dofs(), quadrature_, scalar_restriction_,
+                 detail::MassForm{scene_.material.density}, arena);
+  fem::integrate(velocity_.dofs(), quadrature_, vector_restriction_,
+                 detail::MomentumForm<D>{grid_.view(), velocities_.view(), affine_.view(),
+                                         stress.view(), scene_.material.density, scene_.dt},
+                 arena);
+}
+
+template <int D>
+void Simulation<D>::update_grid() {
+  apply_grid_velocity(scene_.gravity * scene_.dt);
+}
+
+template <int D>
+void Simulation<D>::apply_grid_velocity(double gravity_dt) {
+  auto policy = memory::arena_policy(*arena_, "Mpm.thrust");
+  thrust::for_each_n(policy, thrust::counting_iterator<std::int32_t>(0), vector_space_.node_count(),
+                     detail::UpdateGrid<D>{grid_.view(), mass_.dofs(), velocity_.dofs(), gravity_dt,
+                                           1e-12 * scene_.material.density *
+                                               std::pow(scene_.cell_size(), D),
+                                           scene_.walls, scene_.sticky_floor});
+}
+
+template <int D>
+void Simulation<D>::grid_to_particle() {
+  memory::Arena& arena = *arena_;
+  const auto n = static_cast<std::size_t>(particle_count_);
+  // The particles take the grid velocity; their momentum is mapped back to the grid and the
+  // velocity gradient that moves F comes from that remapped velocity (a node that holds little
+  // mass then carries its particles' velocity instead of its own large acceleration).
+  fem::interpolate(velocities_.view(), quadrature_, detail::VelocityAt{}, arena, velocity_);
+  fem::integrate(velocity_.dofs(), quadrature_, vector_restriction_,
+                 detail::RemapForm<D>{velocities_.view(), scene_.material.density}, arena);
+  apply_grid_velocity(0.0);
+  auto gradients = memory::borrow_temporary<double>(arena, n * D * D, "Mpm.velocity_gradient");
+  fem::interpolate(gradients.view(), quadrature_, detail::VelocityGradientAt{}, arena, velocity_);
+  const double dx = scene_.cell_size();
+  auto policy = memory::arena_policy(arena, "Mpm.thrust");
+  thrust::for_each_n(policy, thrust::counting_iterator<std::size_t>(0), n,
+                     detail::UpdateParticles<D>{MaterialView(scene_.material), gradients.view(),
+                                                positions_.view(), velocities_.view(),
+                                                affine_.view(), deformation_.view(), scene_.dt,
+                                                wall_cells * dx, 1.0 - wall_cells * dx});
+}
+
+template <int D>
+void Simulation<D>::step() {
+  const memory::ArenaScope scope(*arena_);
+  rebin();
+  particle_to_grid();
+  update_grid();
+  grid_to_particle();
+  ++steps_;
+}
+
+template <int D>
+ParticleState Simulation<D>::particles() const {
+  memory::Pool& pool = *pool_;
+  ParticleState state;
+  state.positions = detail::download<double>(pool, positions_.view());
+  state.velocities = detail::download<double>(pool, velocities_.view());
+  state.affine = detail::download<double>(pool, affine_.view());
+  state.deformation = detail::download<double>(pool, deformation_.view());
+  state.masses = detail::download<double>(pool, volumes_.view());
+  pool.stream().synchronize();
+  for (double& m : state.masses) {
+    m *= scene_.material.density;
+  }
+  return state;
+}
+
+template <int D>
+GridState Simulation<D>::grid_state() const {
+  memory::Pool& pool = *pool_;
+  GridState state;
+  state.masses = detail::download<double>(pool, mass_.dofs());
+  state.velocities = detail::download<double>(pool, velocity_.dofs());
+  pool.stream().synchronize();
+  return state;
+}
+
+template class Simulation<2>;
+template class Simulation<3>;
+
+}  // namespace afem::apps::mpm
