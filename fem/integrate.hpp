@@ -460,8 +460,11 @@ void integrate(memory::ArrayView<double> vector, const Q& quadrature, const Test
           const Sample<dim> s = samples(p);
           const auto basis = detail::basis_at<Element, tabulated>(s, rows);
           for (int i = 0; i < nt; ++i) {
+            const std::int32_t node_i =
+                restriction
+                    .element_nodes[static_cast<std::size_t>(e) * nt + static_cast<std::size_t>(i)];
             for (int c = 0; c < nc; ++c) {
-              const TestFunction v{basis.value[i], basis.gradient[i], c};
+              const TestFunction v{basis.value[i], basis.gradient[i], c, node_i};
               local[i * nc + c] += s.weight * static_cast<double>(pack.call(integrand, s, v));
             }
           }

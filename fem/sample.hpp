@@ -7,6 +7,7 @@
 
 #include <Eigen/Core>
 
+#include <cstddef>
 #include <cstdint>
 #include <type_traits>
 
@@ -25,6 +26,9 @@ struct Sample {
   std::int32_t cell = 0;
   std::int32_t side = -1;
   std::int32_t point = 0;
+  /// Where interpolate() writes this sample: element * points + point for regular rules, the
+  /// particle for a PicQuadrature (per-particle data is read at this index).
+  std::size_t index = 0;
   Point coords;
   Point x;
   Point normal;
@@ -47,6 +51,8 @@ struct ShapeFunction {
   double basis_value = 0.0;
   Eigen::Matrix<double, D, 1> basis_gradient;
   int component = 0;
+  /// The function's node in the restriction's numbering (linear forms; -1 in bilinear forms).
+  std::int32_t node = -1;
 
   AFEM_HOST_DEVICE FieldValue<D, C> value() const {
     if constexpr (C == 1) {

@@ -94,6 +94,15 @@ struct GridView {
     }
     return cell_position(cell, xi);
   }
+  /// Position of vertex `vertex` of the (n + 1)^D vertex lattice, numbered x fastest.
+  AFEM_HOST_DEVICE Point vertex_position(std::int32_t vertex) const {
+    Point x;
+    for (int d = 0; d < D; ++d) {
+      x[d] = origin[d] + (vertex % (resolution[d] + 1)) * cell_size[d];
+      vertex /= resolution[d] + 1;
+    }
+    return x;
+  }
   AFEM_HOST_DEVICE Jacobian cell_jacobian(std::int32_t /*cell*/, const Coords& /*xi*/) const {
     Jacobian jacobian = Jacobian::Zero();
     for (int d = 0; d < D; ++d) {

@@ -3,7 +3,7 @@
 
 namespace afem::apps::diffusion {
 
-#define AFEM_DIFFUSION_SOLVE(G, Degree)                                                      \
+#define AFEM_DIFFUSION_SOLVE(G, Degree)                                                     \
   template Report solve<G, Degree>(const G&, double, memory::Pool&, memory::Arena&, double, \
                                    const std::string&);
 AFEM_DIFFUSION_FOR_EACH_CASE(AFEM_DIFFUSION_SOLVE)

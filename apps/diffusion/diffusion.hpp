@@ -29,12 +29,12 @@
 #include "quadrature/quadrature.hpp"
 
 /// Calls X(Geometry, Degree) for every case solve() is compiled for.
-#define AFEM_DIFFUSION_FOR_EACH_CASE(X)                                                      \
-  X(geometry::Grid2D, 1)                                                                     \
-  X(geometry::Grid2D, 2) X(geometry::Grid3D, 1) X(geometry::Grid3D, 2) X(geometry::Trimesh, 1) \
-      X(geometry::Trimesh, 2) X(geometry::Quadmesh, 1) X(geometry::Quadmesh, 2)               \
-          X(geometry::Tetmesh, 1) X(geometry::Tetmesh, 2) X(geometry::Hexmesh, 1)             \
-              X(geometry::Hexmesh, 2)
+#define AFEM_DIFFUSION_FOR_EACH_CASE(X)                                                         \
+  X(geometry::Grid2D, 1)                                                                        \
+  X(geometry::Grid2D, 2)                                                                        \
+  X(geometry::Grid3D, 1) X(geometry::Grid3D, 2) X(geometry::Trimesh, 1) X(geometry::Trimesh, 2) \
+      X(geometry::Quadmesh, 1) X(geometry::Quadmesh, 2) X(geometry::Tetmesh, 1)                 \
+          X(geometry::Tetmesh, 2) X(geometry::Hexmesh, 1) X(geometry::Hexmesh, 2)
 
 namespace afem::apps::diffusion {
 
@@ -177,9 +177,9 @@ Report solve(const G& geometry, double viscosity, memory::Pool& pool, memory::Ar
 }
 
 // Compiled once in diffusion.cpp, for every geometry and degree the app offers.
-#define AFEM_DIFFUSION_SOLVE(G, Degree)                                                    \
-  extern template Report solve<G, Degree>(const G&, double, memory::Pool&, memory::Arena&, \
-                                          double, const std::string&);
+#define AFEM_DIFFUSION_SOLVE(G, Degree)                                                            \
+  extern template Report solve<G, Degree>(const G&, double, memory::Pool&, memory::Arena&, double, \
+                                          const std::string&);
 AFEM_DIFFUSION_FOR_EACH_CASE(AFEM_DIFFUSION_SOLVE)
 #undef AFEM_DIFFUSION_SOLVE
 

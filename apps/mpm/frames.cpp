@@ -19,8 +19,8 @@ std::string frame_name(const char* prefix, int frame, const char* extension) {
   return name;
 }
 
-void write_collection(const std::filesystem::path& file, const char* prefix,
-                      const char* extension, const std::vector<double>& times) {
+void write_collection(const std::filesystem::path& file, const char* prefix, const char* extension,
+                      const std::vector<double>& times) {
   std::ofstream out(file);
   out << "<?xml version=\"1.0\"?>\n<VTKFile type=\"Collection\" version=\"0.1\">\n<Collection>\n";
   for (std::size_t i = 0; i < times.size(); ++i) {
@@ -61,8 +61,7 @@ void write_particles_vtp(const std::filesystem::path& file, int dimension,
         << " NumberOfComponents=\"3\" format=\"ascii\">\n";
     for (std::size_t p = 0; p < n; ++p) {
       const double z = dim == 3 ? values[p * 3 + 2] : 0.0;
-      std::snprintf(line, sizeof line, "%.9g %.9g %.9g\n", values[p * dim], values[p * dim + 1],
-                    z);
+      std::snprintf(line, sizeof line, "%.9g %.9g %.9g\n", values[p * dim], values[p * dim + 1], z);
       out << line;
     }
     out << "</DataArray>\n";

@@ -85,8 +85,8 @@ AFEM_HOST_DEVICE void symmetric_eigen(Eigen::Matrix<double, D, D> a,
           continue;
         }
         const double theta = (a(r, r) - a(p, p)) / (2.0 * apr);
-        const double t = (theta >= 0.0 ? 1.0 : -1.0) /
-                         (std::abs(theta) + std::sqrt(theta * theta + 1.0));
+        const double t =
+            (theta >= 0.0 ? 1.0 : -1.0) / (std::abs(theta) + std::sqrt(theta * theta + 1.0));
         const double c = 1.0 / std::sqrt(t * t + 1.0);
         const double s = t * c;
         for (int k = 0; k < D; ++k) {  // a <- a J, then J^T a
@@ -119,8 +119,8 @@ AFEM_HOST_DEVICE void symmetric_eigen(Eigen::Matrix<double, D, D> a,
 
 /// The Kirchhoff stress of a particle with deformation gradient `f`.
 template <int D>
-AFEM_HOST_DEVICE Eigen::Matrix<double, D, D> kirchhoff_stress(const MaterialView& m,
-                                                              const Eigen::Matrix<double, D, D>& f) {
+AFEM_HOST_DEVICE Eigen::Matrix<double, D, D> kirchhoff_stress(
+    const MaterialView& m, const Eigen::Matrix<double, D, D>& f) {
   using Matrix = Eigen::Matrix<double, D, D>;
   const Matrix identity = Matrix::Identity();
   const double j = f.determinant();

@@ -14,8 +14,8 @@ std::int64_t parse_integer(std::string_view flag, std::string_view value, std::i
   std::int64_t result = 0;
   const auto [end, error] = std::from_chars(value.data(), value.data() + value.size(), result);
   if (error != std::errc{} || end != value.data() + value.size() || result < min || result > max) {
-    throw Error(std::string(flag) + " expects a whole number from " + std::to_string(min) +
-                " to " + std::to_string(max) + ", got '" + std::string(value) + "'");
+    throw Error(std::string(flag) + " expects a whole number from " + std::to_string(min) + " to " +
+                std::to_string(max) + ", got '" + std::string(value) + "'");
   }
   return result;
 }
@@ -53,7 +53,8 @@ bool parse_scene_flag(std::string_view flag, std::string_view value, SceneOption
 }
 
 const char* scene_flags_help() {
-  return "  --scene NAME              sand_column (default), elastic_drop or dam_break\n"
+  return "  --scene NAME              sand_column (default), elastic_drop, dam_break or\n"
+         "                            still_water\n"
          "  --dim 2|3                 dimension (default 2)\n"
          "  --resolution N            grid cells along each axis of the unit box\n"
          "                            (default 128 in 2D, 40 in 3D)\n"

@@ -1,6 +1,7 @@
 // The built-in scenes: particle lattices inside boxes and balls.
 #include "apps/mpm/scene.hpp"
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 
@@ -28,19 +29,21 @@ std::string to_string(SceneKind kind) {
       return "elastic_drop";
     case SceneKind::dam_break:
       return "dam_break";
+    case SceneKind::still_water:
+      return "still_water";
   }
   return "unknown";
 }
 
 SceneKind parse_scene(std::string_view name) {
   for (const SceneKind kind : {SceneKind::sand_column, SceneKind::elastic_drop,
-                               SceneKind::dam_break}) {
+                               SceneKind::dam_break, SceneKind::still_water}) {
     if (name == to_string(kind)) {
       return kind;
     }
   }
   throw Error("unknown scene '" + std::string(name) +
-              "', expected sand_column, elastic_drop or dam_break");
+              "', expected sand_column, elastic_drop, dam_break or still_water");
 }
 
 namespace {
@@ -104,8 +107,8 @@ Scene make_scene(const SceneOptions& options) {
     case SceneKind::sand_column:
       scene.material = Material{};
       scene.sticky_floor = true;
-      shape.lower = {0.4, wall, 0.4};
-      shape.upper = {0.6, wall + 0.4, 0.6};
+      shape.lower = {0.35, wall, 0.35};
+      shape.upper = {0.65, wall + 0.3, 0.65};
       break;
     case SceneKind::elastic_drop:
       scene.material = Material{.kind = MaterialKind::elastic,
@@ -119,6 +122,11 @@ Scene make_scene(const SceneOptions& options) {
       scene.material = Material{.kind = MaterialKind::fluid, .density = 1000.0};
       shape.lower = {wall, wall, wall};
       shape.upper = {0.4, 0.6, 1.0 - wall};
+      break;
+    case SceneKind::still_water:
+      scene.material = Material{.kind = MaterialKind::fluid, .density = 1000.0};
+      shape.lower = {wall, wall, wall};
+      shape.upper = {1.0 - wall, 0.3, 1.0 - wall};
       break;
   }
   scene.dt = options.dt > 0.0 ? options.dt : 0.4 * dx / scene.material.wave_speed();
@@ -149,6 +157,25 @@ Scene make_scene(const SceneOptions& options) {
         }
         scene.volumes.push_back(volume);
       }
+    }
+  }
+  // Fluid below the surface (half a particle spacing above the top particles) carries the weight
+  // above it: dp/dy = -rho g with the density rho0 / J of the Tait law, integrated down from the
+  // surface; the reference volume is the volume / J.
+  scene.volume_ratios.assign(scene.volumes.size(), 1.0);
+  if (scene.material.kind == MaterialKind::fluid && !scene.volumes.empty()) {
+    double surface = 0.0;
+    for (std::size_t p = 0; p < scene.volumes.size(); ++p) {
+      surface = std::max(surface, scene.positions[p * dim + 1] + 0.5 * spacing);
+    }
+    const double gamma = scene.material.tait_exponent;
+    for (std::size_t p = 0; p < scene.volumes.size(); ++p) {
+      const double depth = surface - scene.positions[p * dim + 1];
+      const double ratio = std::pow(1.0 + (gamma - 1.0) * scene.material.density * -scene.gravity *
+                                              depth / scene.material.bulk_modulus,
+                                    -1.0 / (gamma - 1.0));
+      scene.volume_ratios[p] = ratio;
+      scene.volumes[p] = volume / ratio;
     }
   }
   check(per_axis > 0 && !scene.volumes.empty(), "the scene holds no particles");

@@ -2,7 +2,8 @@
 
 /// @file
 /// The built-in scenes of the MPM app (no input files): a sand column collapsing into a pile, an
-/// elastic ball dropped on the floor and a dam break, each in 2D and 3D, in the unit box.
+/// elastic ball dropped on the floor, a dam break and a layer of still water, each in 2D and 3D,
+/// in the unit box.
 
 #include <cstdint>
 #include <string>
@@ -14,7 +15,7 @@
 namespace afem::apps::mpm {
 
 /// Which built-in scene to set up.
-enum class SceneKind { sand_column, elastic_drop, dam_break };
+enum class SceneKind { sand_column, elastic_drop, dam_break, still_water };
 
 /// The scene's name as the command line spells it.
 std::string to_string(SceneKind kind);
@@ -26,7 +27,7 @@ SceneKind parse_scene(std::string_view name);
 struct SceneOptions {
   SceneKind kind = SceneKind::sand_column;
   int dimension = 2;
-  int resolution = 0;          ///< grid cells along each axis of the unit box; 0: 128 in 2D, 40 in 3D
+  int resolution = 0;  ///< grid cells along each axis of the unit box; 0: 128 in 2D, 40 in 3D
   int particles_per_cell = 2;  ///< particles along each axis of a cell (2: 4 in 2D, 8 in 3D)
   double dt = 0.0;             ///< time step in seconds; 0: 0.4 dx / wave speed
   bool gravity = true;         ///< -9.81 m/s^2 along y
@@ -47,7 +48,8 @@ struct Scene {
   double dt = 0.0;
   std::vector<double> positions;
   std::vector<double> velocities;
-  std::vector<double> volumes;
+  std::vector<double> volumes;        ///< reference (undeformed) volume per particle
+  std::vector<double> volume_ratios;  ///< J = det F at the start per particle (fluids: hydrostatic)
 
   [[nodiscard]] double cell_size() const { return 1.0 / resolution; }
   [[nodiscard]] std::int64_t particle_count() const {
@@ -59,9 +61,10 @@ struct Scene {
 inline constexpr int wall_cells = 2;
 
 /// Builds the scene: particles on a regular lattice of particles_per_cell^D per cell inside the
-/// scene's shape, each with its share of the cell's volume. Throws afem::Error naming the option
-/// when the dimension is not 2 or 3, the resolution is below 16 or above 4096, or the
-/// particles per cell or the time step are not positive.
+/// scene's shape, each with its share of the cell's volume. Fluid starts in hydrostatic balance:
+/// compressed by the weight of the water above it (J < 1, reference volume = volume / J). Throws
+/// afem::Error naming the option when the dimension is not 2 or 3, the resolution is below 16 or
+/// above 4096, or the particles per cell or the time step are not positive.
 Scene make_scene(const SceneOptions& options);
 
 }  // namespace afem::apps::mpm

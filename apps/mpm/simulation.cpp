@@ -204,6 +204,14 @@ template <int D>
 geometry::Grid<D> make_grid(const Scene& scene) {
   AFEM_EXPECTS(scene.dimension == D, "Simulation<" + std::to_string(D) + ">: the scene is " +
                                          std::to_string(scene.dimension) + "D");
+  const auto n = static_cast<std::size_t>(scene.particle_count());
+  AFEM_EXPECTS(scene.positions.size() == n * D && scene.velocities.size() == n * D &&
+                   scene.volume_ratios.size() == n,
+               "Simulation: the scene has " + std::to_string(n) + " volumes, " +
+                   std::to_string(scene.positions.size()) + " position values, " +
+                   std::to_string(scene.velocities.size()) + " velocity values and " +
+                   std::to_string(scene.volume_ratios.size()) +
+                   " volume ratios; expected D values per particle for positions and velocities");
   std::array<double, D> origin{};
   std::array<double, D> size{};
   std::array<std::int32_t, D> resolution{};
@@ -222,14 +230,15 @@ memory::Temporary<T> upload(memory::Pool& pool, const std::vector<T>& values, co
   return buffer;
 }
 
-/// `count` row-major D x D matrices `diagonal` * I.
+/// Row-major D x D matrices diagonal[p]^(1/D) * I, one per entry of `diagonal` (the isotropic
+/// deformation of volume ratio diagonal[p]); `count` zero matrices when `diagonal` is empty.
 template <int D>
-std::vector<double> diagonal_matrices(std::int64_t count, double diagonal) {
+std::vector<double> isotropic_matrices(std::int64_t count, const std::vector<double>& diagonal) {
   const auto n = static_cast<std::size_t>(count);
   std::vector<double> values(n * D * D, 0.0);
-  for (std::size_t p = 0; p < n; ++p) {
+  for (std::size_t p = 0; p < n && !diagonal.empty(); ++p) {
     for (std::size_t d = 0; d < D; ++d) {
-      values[p * D * D + d * D + d] = diagonal;
+      values[p * D * D + d * D + d] = std::pow(diagonal[p], 1.0 / D);
     }
   }
   return values;
@@ -253,10 +262,11 @@ Simulation<D>::Simulation(const Scene& scene, memory::Pool& pool, memory::Arena&
       particle_count_(static_cast<std::int32_t>(scene.particle_count())),
       positions_(detail::upload(pool, scene.positions, "Mpm.positions")),
       velocities_(detail::upload(pool, scene.velocities, "Mpm.velocities")),
-      affine_(detail::upload(pool, detail::diagonal_matrices<D>(scene.particle_count(), 0.0),
+      affine_(detail::upload(pool, detail::isotropic_matrices<D>(scene.particle_count(), {}),
                              "Mpm.affine")),
-      deformation_(detail::upload(pool, detail::diagonal_matrices<D>(scene.particle_count(), 1.0),
-                                  "Mpm.deformation")),
+      deformation_(detail::upload(
+          pool, detail::isotropic_matrices<D>(scene.particle_count(), scene.volume_ratios),
+          "Mpm.deformation")),
       volumes_(detail::upload(pool, scene.volumes, "Mpm.volumes")),
       scalar_space_(grid_, pool, step_arena),
       vector_space_(grid_, pool, step_arena),
@@ -301,11 +311,11 @@ void Simulation<D>::update_grid() {
 template <int D>
 void Simulation<D>::apply_grid_velocity(double gravity_dt) {
   auto policy = memory::arena_policy(*arena_, "Mpm.thrust");
-  thrust::for_each_n(policy, thrust::counting_iterator<std::int32_t>(0), vector_space_.node_count(),
-                     detail::UpdateGrid<D>{grid_.view(), mass_.dofs(), velocity_.dofs(), gravity_dt,
-                                           1e-12 * scene_.material.density *
-                                               std::pow(scene_.cell_size(), D),
-                                           scene_.walls, scene_.sticky_floor});
+  thrust::for_each_n(
+      policy, thrust::counting_iterator<std::int32_t>(0), vector_space_.node_count(),
+      detail::UpdateGrid<D>{grid_.view(), mass_.dofs(), velocity_.dofs(), gravity_dt,
+                            1e-12 * scene_.material.density * std::pow(scene_.cell_size(), D),
+                            scene_.walls, scene_.sticky_floor});
 }
 
 template <int D>
@@ -323,11 +333,11 @@ void Simulation<D>::grid_to_particle() {
   fem::interpolate(gradients.view(), quadrature_, detail::VelocityGradientAt{}, arena, velocity_);
   const double dx = scene_.cell_size();
   auto policy = memory::arena_policy(arena, "Mpm.thrust");
-  thrust::for_each_n(policy, thrust::counting_iterator<std::size_t>(0), n,
-                     detail::UpdateParticles<D>{MaterialView(scene_.material), gradients.view(),
-                                                positions_.view(), velocities_.view(),
-                                                affine_.view(), deformation_.view(), scene_.dt,
-                                                wall_cells * dx, 1.0 - wall_cells * dx});
+  thrust::for_each_n(
+      policy, thrust::counting_iterator<std::size_t>(0), n,
+      detail::UpdateParticles<D>{MaterialView(scene_.material), gradients.view(), positions_.view(),
+                                 velocities_.view(), affine_.view(), deformation_.view(), scene_.dt,
+                                 wall_cells * dx, 1.0 - wall_cells * dx});
 }
 
 template <int D>

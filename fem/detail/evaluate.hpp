@@ -51,6 +51,7 @@ AFEM_HOST_DEVICE Sample<DomainView::dimension> make_sample(const DomainView& dom
   Sample<dim> s;
   s.element = element;
   s.point = point;
+  s.index = q.output_index(element, point);
   const std::int32_t index = domain.element_index(element);
   double measure_scale = 1.0;
   if constexpr (DomainView::kind == quadrature::ElementKind::cell) {
@@ -116,6 +117,7 @@ AFEM_HOST_DEVICE Sample<DomainView::dimension> make_tabulated_sample(
   Sample<dim> s;
   s.element = element;
   s.point = point;
+  s.index = q.output_index(element, point);
   s.cell = domain.element_index(element);
   typename Sample<dim>::Matrix jacobian = Sample<dim>::Matrix::Zero();
   s.x.setZero();

@@ -1,0 +1,316 @@
+// memory_stability: runs an MPM scene for many steps and shows that its memory stays flat. Every
+// --every steps it prints host RSS, the pool's live and reserved bytes, the step arena's
+// high-water mark and the upstream allocations since the last line; it writes the same as CSV and
+// an SVG plot, ends with a JSON summary, and exits with 1 when, after the warm-up steps, any
+// upstream allocation happened or the reserved bytes changed.
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <exception>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "apps/mpm/options.hpp"
+#include "apps/mpm/scene.hpp"
+#include "apps/mpm/simulation.hpp"
+#include "memory/device_resource.hpp"
+#include "memory/error.hpp"
+#include "memory/ledger.hpp"
+
+namespace afem {
+namespace {
+
+struct Options {
+  apps::mpm::SceneOptions scene;
+  std::int64_t steps = 5000;
+  std::int64_t every = 100;
+  std::int64_t warmup = 10;
+  std::filesystem::path out = "memory_stability";
+  bool help = false;
+};
+
+/// One printed line.
+struct Sample {
+  std::int64_t step = 0;
+  double host_rss = 0.0;  ///< bytes
+  double pool_live = 0.0;
+  double reserved = 0.0;
+  double arena_high_water = 0.0;
+  std::uint64_t upstream_allocations = 0;  ///< since the previous line
+};
+
+void print_help() {
+  std::printf(
+      "memory_stability: run an MPM scene and show that its memory stays flat\n\n"
+      "usage: memory_stability [options]\n%s"
+      "  --steps N                 time steps (default 5000)\n"
+      "  --every N                 steps between lines (default 100)\n"
+      "  --warmup N                steps before memory must stay flat (default 10)\n"
+      "  --out DIR                 where memory.csv, memory.svg and summary.json go\n"
+      "                            (default ./memory_stability)\n"
+      "  --help                    this text\n\n"
+      "Exit status 1 when, after the warm-up, an upstream allocation happened or the pool's\n"
+      "reserved bytes changed.\n",
+      apps::mpm::scene_flags_help());
+}
+
+Options parse(int argc, char** argv) {
+  Options options;
+  for (int i = 1; i < argc; ++i) {
+    const std::string_view flag = argv[i];
+    if (flag == "--help" || flag == "-h") {
+      options.help = true;
+      continue;
+    }
+    if (i + 1 >= argc) {
+      throw Error("memory_stability: " + std::string(flag) + " needs a value (see --help)");
+    }
+    const std::string_view value = argv[++i];
+    if (apps::mpm::parse_scene_flag(flag, value, options.scene)) {
+      continue;
+    }
+    if (flag == "--steps") {
+      options.steps = apps::mpm::parse_integer(flag, value, 1, std::int64_t{1} << 40);
+    } else if (flag == "--every") {
+      options.every = apps::mpm::parse_integer(flag, value, 1, std::int64_t{1} << 40);
+    } else if (flag == "--warmup") {
+      options.warmup = apps::mpm::parse_integer(flag, value, 1, std::int64_t{1} << 40);
+    } else if (flag == "--out") {
+      options.out = std::string(value);
+    } else {
+      throw Error("memory_stability: unknown option '" + std::string(flag) + "' (see --help)");
+    }
+  }
+  if (options.warmup >= options.steps) {
+    throw Error("memory_stability: --warmup " + std::to_string(options.warmup) +
+                " leaves no steps to measure of --steps " + std::to_string(options.steps));
+  }
+  return options;
+}
+
+/// Resident set size of this process in bytes (0 where /proc is missing).
+double host_rss_bytes() {
+  std::ifstream statm("/proc/self/statm");
+  long long total = 0;
+  long long resident = 0;
+  statm >> total >> resident;
+  return static_cast<double>(resident) * static_cast<double>(sysconf(_SC_PAGESIZE));
+}
+
+double mib(double bytes) {
+  return bytes / (1024.0 * 1024.0);
+}
+
+/// Memory over steps as an SVG line chart (MiB against step), one line per series.
+void write_svg(const std::filesystem::path& file, const std::vector<Sample>& samples,
+               std::int64_t warmup, const std::string& title) {
+  struct Series {
+    const char* name;
+    const char* color;
+    double Sample::*value;
+  };
+  const Series series[] = {{"host RSS", "#1f77b4", &Sample::host_rss},
+                           {"pool reserved", "#d62728", &Sample::reserved},
+                           {"pool live", "#2ca02c", &Sample::pool_live},
+                           {"arena high water", "#ff7f0e", &Sample::arena_high_water}};
+  const double width = 800;
+  const double height = 420;
+  const double left = 70;
+  const double right = 190;
+  const double top = 40;
+  const double bottom = 50;
+  double top_value = 1.0;
+  for (const Sample& s : samples) {
+    for (const Series& line : series) {
+      top_value = std::max(top_value, mib(s.*line.value));
+    }
+  }
+  top_value *= 1.15;
+  const double last_step = static_cast<double>(std::max<std::int64_t>(samples.back().step, 1));
+  const auto x_of = [&](double step) { return left + (width - left - right) * step / last_step; };
+  const auto y_of = [&](double value) {
+    return top + (height - top - bottom) * (1.0 - value / top_value);
+  };
+  std::ofstream out(file);
+  out << "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" << width << "\" height=\"" << height
+      << "\" font-family=\"sans-serif\" font-size=\"12\">\n"
+      << "<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n"
+      << "<text x=\"" << left << "\" y=\"22\" font-size=\"15\">" << title << "</text>\n";
+  for (int tick = 0; tick <= 4; ++tick) {
+    const double value = top_value * tick / 4.0;
+    out << "<line x1=\"" << left << "\" x2=\"" << width - right << "\" y1=\"" << y_of(value)
+        << "\" y2=\"" << y_of(value) << "\" stroke=\"#ddd\"/>\n"
+        << "<text x=\"" << left - 8 << "\" y=\"" << y_of(value) + 4 << "\" text-anchor=\"end\">"
+        << static_cast<int>(value + 0.5) << "</text>\n";
+  }
+  out << "<text x=\"18\" y=\"" << (top + height - bottom) / 2 << "\" transform=\"rotate(-90 18 "
+      << (top + height - bottom) / 2 << ")\" text-anchor=\"middle\">MiB</text>\n"
+      << "<text x=\"" << (left + width - right) / 2 << "\" y=\"" << height - 12
+      << "\" text-anchor=\"middle\">step (warm-up: first " << warmup << ")</text>\n"
+      << "<text x=\"" << left << "\" y=\"" << height - bottom + 16 << "\">0</text>\n"
+      << "<text x=\"" << width - right << "\" y=\"" << height - bottom + 16
+      << "\" text-anchor=\"end\">" << samples.back().step << "</text>\n";
+  int row = 0;
+  for (const Series& line : series) {
+    out << "<polyline fill=\"none\" stroke-width=\"2\" stroke=\"" << line.color << "\" points=\"";
+    for (const Sample& s : samples) {
+      out << x_of(static_cast<double>(s.step)) << ',' << y_of(mib(s.*line.value)) << ' ';
+    }
+    const double y = top + 10 + 20 * row++;
+    out << "\"/>\n<line x1=\"" << width - right + 15 << "\" x2=\"" << width - right + 40
+        << "\" y1=\"" << y << "\" y2=\"" << y << "\" stroke-width=\"2\" stroke=\"" << line.color
+        << "\"/>\n<text x=\"" << width - right + 46 << "\" y=\"" << y + 4 << "\">" << line.name
+        << "</text>\n";
+  }
+  out << "</svg>\n";
+  if (!out) {
+    throw Error("memory_stability: cannot write " + file.string());
+  }
+}
+
+template <int D>
+int run(const Options& options) {
+  const apps::mpm::Scene scene = apps::mpm::make_scene(options.scene);
+  memory::Pool pool(memory::device_resource(), {.name = "mpm"});
+  memory::Arena arena(pool, {"step", 16 << 20, 0});
+  apps::mpm::Simulation<D> simulation(scene, pool, arena);
+  std::filesystem::create_directories(options.out);
+  std::printf(
+      "memory_stability: scene %s %dD, %d particles, grid %d^%d, %lld steps, warm-up %lld\n",
+      apps::mpm::to_string(scene.kind).c_str(), D, simulation.particle_count(), scene.resolution, D,
+      static_cast<long long>(options.steps), static_cast<long long>(options.warmup));
+
+  std::vector<Sample> samples;
+  std::uint64_t last_upstream = pool.stats().upstream_allocations;
+  std::uint64_t warm_allocations = 0;
+  std::uint64_t warm_frees = 0;
+  std::size_t reserved_min = 0;
+  std::size_t reserved_max = 0;
+  double warm_rss = 0.0;
+  const auto record = [&](std::int64_t step) {
+    const memory::PoolStats stats = pool.stats();
+    Sample s;
+    s.step = step;
+    s.host_rss = host_rss_bytes();
+    s.pool_live = static_cast<double>(stats.live_bytes);
+    s.reserved = static_cast<double>(stats.reserved_bytes);
+    s.arena_high_water = static_cast<double>(arena.stats().peak_used_bytes);
+    s.upstream_allocations = stats.upstream_allocations - last_upstream;
+    last_upstream = stats.upstream_allocations;
+    samples.push_back(s);
+    std::printf(
+        "step %lld host_rss=%.2f MiB pool_live=%.2f MiB reserved=%.2f MiB arena_hw=%.2f "
+        "MiB upstream_allocs=+%llu captures=0\n",
+        static_cast<long long>(step), mib(s.host_rss), mib(s.pool_live), mib(s.reserved),
+        mib(s.arena_high_water), static_cast<unsigned long long>(s.upstream_allocations));
+    std::fflush(stdout);
+  };
+
+  record(0);
+  using Clock = std::chrono::steady_clock;
+  Clock::time_point measured_start;
+  for (std::int64_t step = 1; step <= options.steps; ++step) {
+    simulation.step();
+    const memory::PoolStats stats = pool.stats();
+    if (step == options.warmup) {
+      warm_allocations = stats.upstream_allocations;
+      warm_frees = stats.upstream_frees;
+      reserved_min = reserved_max = stats.reserved_bytes;
+      warm_rss = host_rss_bytes();
+      measured_start = Clock::now();
+    } else if (step > options.warmup) {
+      reserved_min = std::min(reserved_min, stats.reserved_bytes);
+      reserved_max = std::max(reserved_max, stats.reserved_bytes);
+    }
+    if (step % options.every == 0 || step == options.steps) {
+      record(step);
+    }
+  }
+  const double seconds = std::chrono::duration<double>(Clock::now() - measured_start).count();
+  const memory::PoolStats stats = pool.stats();
+  const std::uint64_t allocations = stats.upstream_allocations - warm_allocations;
+  const std::uint64_t frees = stats.upstream_frees - warm_frees;
+  const bool flat = allocations == 0 && frees == 0 && reserved_min == reserved_max;
+
+  {
+    std::ofstream csv(options.out / "memory.csv");
+    csv << "step,host_rss_bytes,pool_live_bytes,reserved_bytes,arena_high_water_bytes,"
+           "upstream_allocations\n";
+    for (const Sample& s : samples) {
+      csv << s.step << ',' << static_cast<long long>(s.host_rss) << ','
+          << static_cast<long long>(s.pool_live) << ',' << static_cast<long long>(s.reserved) << ','
+          << static_cast<long long>(s.arena_high_water) << ',' << s.upstream_allocations << '\n';
+    }
+  }
+  write_svg(options.out / "memory.svg", samples, options.warmup,
+            "arenafem MPM " + apps::mpm::to_string(scene.kind) + " " + std::to_string(D) + "D, " +
+                std::to_string(simulation.particle_count()) + " particles: memory per step");
+
+  const memory::LedgerSnapshot ledger = pool.ledger();
+  std::string json = "{\n";
+  const auto field = [&json](const std::string& name, const std::string& value) {
+    json += "  \"" + name + "\": " + value + ",\n";
+  };
+  field("scene", "\"" + apps::mpm::to_string(scene.kind) + "\"");
+  field("dimension", std::to_string(D));
+  field("particles", std::to_string(simulation.particle_count()));
+  field("steps", std::to_string(options.steps));
+  field("warmup_steps", std::to_string(options.warmup));
+  field("upstream_allocations_after_warmup", std::to_string(allocations));
+  field("upstream_frees_after_warmup", std::to_string(frees));
+  field("reserved_bytes_min_after_warmup", std::to_string(reserved_min));
+  field("reserved_bytes_max_after_warmup", std::to_string(reserved_max));
+  field("host_rss_growth_bytes",
+        std::to_string(static_cast<long long>(host_rss_bytes() - warm_rss)));
+  field("steps_per_second",
+        std::to_string(static_cast<double>(options.steps - options.warmup) / seconds));
+  json += "  \"live_bytes_by_label\": {";
+  bool first = true;
+  for (const memory::LedgerEntry& entry : ledger.entries) {
+    if (entry.live_bytes > 0) {
+      json += std::string(first ? "\n" : ",\n") + "    \"" + entry.label +
+              "\": " + std::to_string(entry.live_bytes);
+      first = false;
+    }
+  }
+  json += "\n  },\n  \"flat\": " + std::string(flat ? "true" : "false") + "\n}\n";
+  std::ofstream(options.out / "summary.json") << json;
+  std::printf("%s", json.c_str());
+  std::printf("wrote %s, %s and %s\n", (options.out / "memory.csv").c_str(),
+              (options.out / "memory.svg").c_str(), (options.out / "summary.json").c_str());
+  if (!flat) {
+    std::fprintf(stderr,
+                 "memory_stability: memory moved after the warm-up: %llu upstream allocations, "
+                 "%llu frees, reserved %zu..%zu bytes\n",
+                 static_cast<unsigned long long>(allocations),
+                 static_cast<unsigned long long>(frees), reserved_min, reserved_max);
+    return 1;
+  }
+  std::printf(
+      "memory is flat: no upstream allocation and constant reserved bytes after step %lld\n",
+      static_cast<long long>(options.warmup));
+  return 0;
+}
+
+}  // namespace
+}  // namespace afem
+
+int main(int argc, char** argv) {
+  using namespace afem;
+  try {
+    const Options options = parse(argc, argv);
+    if (options.help) {
+      print_help();
+      return 0;
+    }
+    return options.scene.dimension == 2 ? run<2>(options) : run<3>(options);
+  } catch (const std::exception& error) {
+    std::fprintf(stderr, "%s\n", error.what());
+    return 2;
+  }
+}

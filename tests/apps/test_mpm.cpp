@@ -1,0 +1,337 @@
+// The MPM app's simulation: conservation, determinism across runs and thread counts, physical
+// sanity of the scenes, memory taken per step, and errors.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <map>
+#include <numbers>
+#include <vector>
+
+#include "apps/mpm/options.hpp"
+#include "apps/mpm/scene.hpp"
+#include "apps/mpm/simulation.hpp"
+#include "memory/error.hpp"
+#include "support/backend_test.hpp"
+
+#if defined(_OPENMP)
+#include <omp.h>
+#endif
+
+namespace afem::apps::mpm {
+namespace {
+
+class MpmTest : public test::BackendTest {
+protected:
+  template <int D>
+  ParticleState run(const Scene& scene, int steps) {
+    Simulation<D> simulation(scene, *pool_, *arena_);
+    for (int s = 0; s < steps; ++s) {
+      simulation.step();
+    }
+    return simulation.particles();
+  }
+};
+
+Scene scene_of(SceneKind kind, int dimension, int resolution) {
+  SceneOptions options;
+  options.kind = kind;
+  options.dimension = dimension;
+  options.resolution = resolution;
+  return make_scene(options);
+}
+
+template <int D>
+std::vector<double> momentum(const ParticleState& state) {
+  std::vector<double> total(D, 0.0);
+  for (std::size_t p = 0; p < state.masses.size(); ++p) {
+    for (std::size_t d = 0; d < D; ++d) {
+      total[d] += state.masses[p] * state.velocities[p * D + d];
+    }
+  }
+  return total;
+}
+
+double max_speed(const ParticleState& state, int dimension) {
+  const auto dim = static_cast<std::size_t>(dimension);
+  double speed = 0.0;
+  for (std::size_t p = 0; p < state.masses.size(); ++p) {
+    double v2 = 0.0;
+    for (std::size_t d = 0; d < dim; ++d) {
+      v2 += state.velocities[p * dim + d] * state.velocities[p * dim + d];
+    }
+    speed = std::max(speed, std::sqrt(v2));
+  }
+  return speed;
+}
+
+TEST_F(MpmTest, GridMassEqualsParticleMassAndParticlesKeepTheirMass) {
+  const Scene scene = scene_of(SceneKind::sand_column, 2, 32);
+  Simulation<2> simulation(scene, *pool_, *arena_);
+  const ParticleState before = simulation.particles();
+  double particle_mass = 0.0;
+  for (const double m : before.masses) {
+    particle_mass += m;
+  }
+  for (int s = 0; s < 30; ++s) {
+    simulation.rebin();
+    simulation.particle_to_grid();
+    simulation.update_grid();
+    const GridState grid = simulation.grid_state();
+    double grid_mass = 0.0;
+    for (const double m : grid.masses) {
+      grid_mass += m;
+    }
+    ASSERT_NEAR(grid_mass, particle_mass, 1e-13 * particle_mass) << "step " << s;
+    simulation.grid_to_particle();
+    arena_->reset();
+  }
+  const ParticleState after = simulation.particles();
+  EXPECT_EQ(after.masses, before.masses);
+  EXPECT_EQ(simulation.quadrature().outside_count(), 0);
+}
+
+template <int D>
+Scene spinning_ball(int resolution) {
+  SceneOptions options;
+  options.kind = SceneKind::elastic_drop;
+  options.dimension = D;
+  options.resolution = resolution;
+  options.gravity = false;
+  options.walls = false;
+  Scene scene = make_scene(options);
+  // Translation, rotation about the ball's centre and a squeeze: every transfer term is active.
+  for (std::size_t p = 0; p < scene.volumes.size(); ++p) {
+    const double x = scene.positions[p * D] - 0.5;
+    const double y = scene.positions[p * D + 1] - 0.4;
+    scene.velocities[p * D] = 0.3 - 2.0 * y - 1.5 * x;
+    scene.velocities[p * D + 1] = -0.2 + 2.0 * x;
+  }
+  return scene;
+}
+
+template <int D>
+void expect_momentum_conserved(const ParticleState& before, const ParticleState& after) {
+  const std::vector<double> p0 = momentum<D>(before);
+  const std::vector<double> p1 = momentum<D>(after);
+  double scale = 0.0;
+  for (std::size_t p = 0; p < before.masses.size(); ++p) {
+    for (std::size_t d = 0; d < D; ++d) {
+      scale += before.masses[p] * std::abs(before.velocities[p * D + d]);
+    }
+  }
+  for (std::size_t d = 0; d < D; ++d) {
+    EXPECT_NEAR(p1[d], p0[d], 1e-12 * scale) << "component " << d;
+  }
+  EXPECT_NE(before.velocities, after.velocities);  // the ball did move and deform
+}
+
+TEST_F(MpmTest, MomentumIsConservedWithoutGravityAndWalls2D) {
+  const Scene scene = spinning_ball<2>(32);
+  Simulation<2> simulation(scene, *pool_, *arena_);
+  const ParticleState before = simulation.particles();
+  for (int s = 0; s < 100; ++s) {
+    simulation.step();
+  }
+  expect_momentum_conserved<2>(before, simulation.particles());
+}
+
+TEST_F(MpmTest, MomentumIsConservedWithoutGravityAndWalls3D) {
+  const Scene scene = spinning_ball<3>(16);
+  Simulation<3> simulation(scene, *pool_, *arena_);
+  const ParticleState before = simulation.particles();
+  for (int s = 0; s < 20; ++s) {
+    simulation.step();
+  }
+  expect_momentum_conserved<3>(before, simulation.particles());
+}
+
+void expect_bitwise_equal(const ParticleState& a, const ParticleState& b) {
+  EXPECT_EQ(a.positions, b.positions);
+  EXPECT_EQ(a.velocities, b.velocities);
+  EXPECT_EQ(a.affine, b.affine);
+  EXPECT_EQ(a.deformation, b.deformation);
+}
+
+#if defined(_OPENMP)
+/// Sets the OpenMP thread count for its lifetime.
+class Threads {
+public:
+  explicit Threads(int count) : previous_(omp_get_max_threads()) { omp_set_num_threads(count); }
+  ~Threads() { omp_set_num_threads(previous_); }
+  Threads(const Threads&) = delete;
+  Threads& operator=(const Threads&) = delete;
+
+private:
+  int previous_;
+};
+#endif
+
+TEST_F(MpmTest, RunsAreBitwiseIdenticalAcrossRunsAndThreadCounts) {
+  const Scene sand = scene_of(SceneKind::sand_column, 2, 32);
+  const Scene water = scene_of(SceneKind::dam_break, 3, 16);
+#if defined(_OPENMP)
+  const Threads one(1);
+#endif
+  const ParticleState sand_one = run<2>(sand, 60);
+  const ParticleState water_one = run<3>(water, 10);
+  {
+#if defined(_OPENMP)
+    const Threads two(2);
+#endif
+    expect_bitwise_equal(run<2>(sand, 60), sand_one);
+    expect_bitwise_equal(run<2>(sand, 60), sand_one);
+    expect_bitwise_equal(run<3>(water, 10), water_one);
+  }
+  EXPECT_NE(sand_one.positions, sand.positions);  // the sand did move
+}
+
+TEST_F(MpmTest, StillWaterStaysAtRest) {
+  const Scene scene = scene_of(SceneKind::still_water, 2, 32);
+  const ParticleState state = run<2>(scene, 200);
+  EXPECT_LT(max_speed(state, 2), 1e-4);
+}
+
+TEST_F(MpmTest, ElasticBallFallsAndBounces) {
+  const Scene scene = scene_of(SceneKind::elastic_drop, 2, 32);
+  Simulation<2> simulation(scene, *pool_, *arena_);
+  const auto centre_height = [&] {
+    const ParticleState state = simulation.particles();
+    double sum = 0.0;
+    double mass = 0.0;
+    for (std::size_t p = 0; p < state.masses.size(); ++p) {
+      sum += state.masses[p] * state.positions[p * 2 + 1];
+      mass += state.masses[p];
+    }
+    return sum / mass;
+  };
+  const double start = centre_height();
+  double lowest = start;
+  double rebound = 0.0;
+  bool bounced = false;
+  while (simulation.time() < 0.8) {
+    simulation.step();
+    const double height = centre_height();
+    if (!bounced && height < lowest) {
+      lowest = height;
+    } else if (height > lowest + 1e-3) {
+      bounced = true;
+      rebound = std::max(rebound, height);
+    }
+  }
+  ASSERT_TRUE(bounced);
+  EXPECT_LT(lowest, start - 0.2);  // it fell onto the floor ...
+  // ... and came back up by more than half the drop.
+  EXPECT_GT(rebound - lowest, 0.5 * (start - lowest));
+}
+
+/// The angle of the pile's flanks in degrees: the top surface's height per column of particles,
+/// fitted by a line on each side between 40 % and 90 % of the pile's height.
+double pile_angle(const ParticleState& state, double column_width) {
+  std::map<int, double> top;
+  for (std::size_t p = 0; p < state.masses.size(); ++p) {
+    const int column = static_cast<int>(state.positions[p * 2] / column_width);
+    top[column] = std::max(top[column], state.positions[p * 2 + 1]);
+  }
+  double peak = 0.0;
+  int peak_column = 0;
+  for (const auto& [column, height] : top) {
+    if (height > peak) {
+      peak = height;
+      peak_column = column;
+    }
+  }
+  double angle_sum = 0.0;
+  for (const int side : {-1, 1}) {
+    double sx = 0.0;
+    double sy = 0.0;
+    double sxx = 0.0;
+    double sxy = 0.0;
+    int count = 0;
+    for (const auto& [column, height] : top) {
+      if ((column - peak_column) * side > 0 && height > 0.4 * peak && height < 0.9 * peak) {
+        const double x = (column + 0.5) * column_width;
+        sx += x;
+        sy += height;
+        sxx += x * x;
+        sxy += x * height;
+        ++count;
+      }
+    }
+    EXPECT_GE(count, 3) << "side " << side;
+    const double slope = (count * sxy - sx * sy) / (count * sxx - sx * sx);
+    angle_sum += std::atan(std::abs(slope)) * 180.0 / std::numbers::pi;
+  }
+  return angle_sum / 2.0;
+}
+
+TEST_F(MpmTest, SandColumnSettlesIntoAPileAtAStableAngle) {
+  const Scene scene = scene_of(SceneKind::sand_column, 2, 64);
+  Simulation<2> simulation(scene, *pool_, *arena_);
+  while (simulation.time() < 1.2) {
+    simulation.step();
+  }
+  const ParticleState state = simulation.particles();
+  EXPECT_LT(max_speed(state, 2), 0.15);  // settled
+  const double angle = pile_angle(state, 2.0 * scene.cell_size());
+  std::printf("[          ] pile angle %.1f degrees, max speed %.3f m/s at t = %.2f s\n", angle,
+              max_speed(state, 2), simulation.time());
+  EXPECT_GE(angle, 20.0);
+  EXPECT_LE(angle, 45.0);
+}
+
+// Warm-up is two steps: a rebin holds the new binning and the previous one at once.
+TEST_F(MpmTest, StepsTakeNothingFromThePoolAfterWarmUp) {
+  const Scene scene = scene_of(SceneKind::dam_break, 2, 32);
+  Simulation<2> simulation(scene, *pool_, *arena_);
+  simulation.step();
+  simulation.step();
+  const memory::PoolStats warm = pool_->stats();
+  for (int s = 0; s < 50; ++s) {
+    simulation.step();
+  }
+  const memory::PoolStats stats = pool_->stats();
+  EXPECT_EQ(stats.upstream_allocations, warm.upstream_allocations);
+  EXPECT_EQ(stats.reserved_bytes, warm.reserved_bytes);
+  EXPECT_EQ(stats.live_bytes, warm.live_bytes);
+  EXPECT_EQ(arena_->stats().live_handles, 0U);
+}
+
+TEST(MpmScene, BadOptionsAreNamed) {
+  SceneOptions options;
+  options.resolution = 8;
+  EXPECT_THROW(
+      {
+        try {
+          (void)make_scene(options);
+        } catch (const Error& error) {
+          EXPECT_NE(std::string(error.what()).find("resolution 8"), std::string::npos);
+          throw;
+        }
+      },
+      Error);
+  options = {};
+  options.dimension = 4;
+  EXPECT_THROW((void)make_scene(options), Error);
+  EXPECT_THROW((void)parse_scene("sand"), Error);
+  EXPECT_EQ(parse_scene("dam_break"), SceneKind::dam_break);
+  EXPECT_THROW((void)parse_integer("--steps", "12x", 0, 100), Error);
+  EXPECT_THROW((void)parse_integer("--steps", "101", 0, 100), Error);
+  EXPECT_EQ(parse_integer("--steps", "42", 0, 100), 42);
+  EXPECT_THROW((void)parse_positive("--dt", "-1"), Error);
+  EXPECT_THROW((void)parse_positive("--dt", "nan"), Error);
+  EXPECT_DOUBLE_EQ(parse_positive("--dt", "2.5e-4"), 2.5e-4);
+}
+
+TEST_F(MpmTest, MismatchedScenesAreRefused) {
+  Scene scene = scene_of(SceneKind::sand_column, 2, 16);
+  EXPECT_THROW(Simulation<3>(scene, *pool_, *arena_), Error);
+  scene.velocities.pop_back();
+  const std::size_t live = pool_->stats().live_bytes;
+  EXPECT_THROW(Simulation<2>(scene, *pool_, *arena_), Error);
+  EXPECT_EQ(pool_->stats().live_bytes, live);
+}
+
+}  // namespace
+}  // namespace afem::apps::mpm
