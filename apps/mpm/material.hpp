@@ -29,7 +29,7 @@ struct Material {
   double density = 2200.0;
   double youngs_modulus = 3.537e5;
   double poisson_ratio = 0.3;
-  double friction_angle_degrees = 35.0;  ///< sand: the Drucker-Prager friction angle
+  double friction_angle_degrees = 40.0;  ///< sand: the Drucker-Prager friction angle
   double bulk_modulus = 5.0e4;           ///< fluid
   double tait_exponent = 7.0;            ///< fluid
 

@@ -210,7 +210,7 @@ TEST_F(MpmTest, ElasticBallFallsAndBounces) {
   double lowest = start;
   double rebound = 0.0;
   bool bounced = false;
-  while (simulation.time() < 0.8) {
+  while (simulation.time() < 0.6) {
     simulation.step();
     const double height = centre_height();
     if (!bounced && height < lowest) {
@@ -267,7 +267,7 @@ double pile_angle(const ParticleState& state, double column_width) {
 }
 
 TEST_F(MpmTest, SandColumnSettlesIntoAPileAtAStableAngle) {
-  const Scene scene = scene_of(SceneKind::sand_column, 2, 64);
+  const Scene scene = scene_of(SceneKind::sand_column, 2, 32);
   Simulation<2> simulation(scene, *pool_, *arena_);
   while (simulation.time() < 1.2) {
     simulation.step();
