@@ -8,6 +8,7 @@
 #include <thrust/iterator/counting_iterator.h>
 #include <thrust/logical.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdint>
 #include <string>
@@ -38,9 +39,10 @@ inline std::uint64_t next_restriction_version() {
 }
 }  // namespace detail
 
-/// `Space` restricted to `Domain`. Owns "SpaceRestriction.element_nodes" in the space's pool;
-/// rebuild() after the domain's partition (or the space partition) changed swaps in fresh
-/// numbers with replace_owned and takes a new version().
+/// `Space` restricted to `Domain`. Owns "SpaceRestriction.element_nodes" in the space's pool,
+/// sized by the domain's element_capacity() when it has one; rebuild() after the domain's
+/// partition (or the space partition) changed swaps in fresh numbers with replace_owned and takes
+/// a new version().
 template <class Space, quadrature::Domain Domain>
 class SpaceRestriction {
 public:
@@ -64,8 +66,9 @@ public:
     const auto domain = domain_->view();
     constexpr int npc = Element::node_count;
     const std::int32_t elements = domain.element_count();
+    const std::int64_t slots = std::max<std::int64_t>(elements, domain_->element_capacity());
     auto fresh = memory::borrow_temporary<std::int32_t>(
-        space_->pool(), static_cast<std::size_t>(elements) * npc, "SpaceRestriction.element_nodes");
+        space_->pool(), static_cast<std::size_t>(slots) * npc, "SpaceRestriction.element_nodes");
     const memory::ArrayView<std::int32_t> out = fresh.view();
     const bool renumber = partition_ != nullptr;
     const SpacePartitionView part = renumber ? partition_->view() : SpacePartitionView{};
@@ -79,13 +82,15 @@ public:
                          }
                        });
     if (renumber && elements > 0) {
-      const bool outside = thrust::any_of(policy, out.begin(), out.end(),
+      const auto used = out.subview(0, static_cast<std::size_t>(elements) * npc);
+      const bool outside = thrust::any_of(policy, used.begin(), used.end(),
                                           [] AFEM_HOST_DEVICE(std::int32_t n) { return n < 0; });
       AFEM_EXPECTS(!outside,
                    "SpaceRestriction: an element of the domain has a node outside the space "
                    "partition; build the partition from the domain's cells");
     }
     memory::replace_owned(element_nodes_, std::move(fresh));
+    element_count_ = elements;
     node_count_ = renumber ? partition_->node_count() : space_->node_count();
     version_ = detail::next_restriction_version();
   }
@@ -94,11 +99,13 @@ public:
   [[nodiscard]] const Domain& domain() const { return *domain_; }
   /// Rows (test) or columns (trial) of an assembled matrix, in blocks of `components`.
   [[nodiscard]] std::int32_t node_count() const { return node_count_; }
-  [[nodiscard]] std::int32_t element_count() const {
-    return static_cast<std::int32_t>(element_nodes_.size() / Element::node_count);
-  }
+  [[nodiscard]] std::int32_t element_count() const { return element_count_; }
   [[nodiscard]] std::uint64_t version() const { return version_; }
-  [[nodiscard]] RestrictionView view() const { return {element_nodes_.view(), node_count_}; }
+  [[nodiscard]] RestrictionView view() const {
+    return {element_nodes_.view().subview(
+                0, static_cast<std::size_t>(element_count_) * Element::node_count),
+            node_count_};
+  }
 
 private:
   SpaceRestriction(const Space& space, const Domain& domain, const SpacePartition<Space>* partition,
@@ -114,7 +121,8 @@ private:
   const Space* space_;
   const Domain* domain_;
   const SpacePartition<Space>* partition_;
-  memory::Temporary<std::int32_t> element_nodes_;
+  memory::Temporary<std::int32_t> element_nodes_;  ///< element_count_ used, capacity allocated
+  std::int32_t element_count_ = 0;
   std::int32_t node_count_ = 0;
   std::uint64_t version_ = 0;
 };

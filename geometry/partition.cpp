@@ -8,6 +8,7 @@
 #include <thrust/for_each.h>
 #include <thrust/iterator/counting_iterator.h>
 
+#include <algorithm>
 #include <span>
 #include <string>
 
@@ -46,11 +47,13 @@ inline std::size_t mark_cells(memory::ArrayView<const std::int32_t> cells,
   return cells.size();
 }
 
+/// Buffers sized for `capacity` (> 0) cells, sides and boundary sides, or to fit the counts.
 template <class View>
 void select(const View& mesh, memory::ArrayView<const std::uint8_t> mask, memory::Pool& pool,
-            memory::Arena& arena, memory::Temporary<std::int32_t>& cells_slot,
+            memory::Arena& arena, std::int32_t max_cells,
+            memory::Temporary<std::int32_t>& cells_slot,
             memory::Temporary<std::int32_t>& sides_slot,
-            memory::Temporary<std::int32_t>& boundary_slot) {
+            memory::Temporary<std::int32_t>& boundary_slot, std::int32_t (&counts)[3]) {
   auto policy = memory::arena_policy(arena, "Partition.thrust");
   const std::int32_t cell_total = mesh.cell_count();
   const std::int32_t side_total = mesh.side_count();
@@ -69,21 +72,36 @@ void select(const View& mesh, memory::ArrayView<const std::uint8_t> mask, memory
     return a != b;
   };
   const thrust::counting_iterator<std::int32_t> first(0);
-  auto gather = [&](std::int32_t total, auto predicate, const char* label) {
-    const auto count =
-        static_cast<std::size_t>(thrust::count_if(policy, first, first + total, predicate));
-    auto indices = memory::borrow_temporary<std::int32_t>(pool, count, label);
+  const auto cell_count =
+      static_cast<std::int32_t>(thrust::count_if(policy, first, first + cell_total, in_cells));
+  if (max_cells > 0 && cell_count > max_cells) {
+    throw Error("CellBasedGeometryPartition: " + std::to_string(cell_count) +
+                " cells selected, above the capacity of " + std::to_string(max_cells));
+  }
+  // The sides max_cells cells can touch.
+  const std::int64_t side_bound =
+      std::min<std::int64_t>(side_total, std::int64_t{max_cells} * View::Cell::side_count);
+  auto gather = [&](std::int32_t total, auto predicate, std::int64_t capacity, const char* label,
+                    std::int32_t& count) {
+    count = static_cast<std::int32_t>(thrust::count_if(policy, first, first + total, predicate));
+    const std::int64_t size = max_cells > 0 ? capacity : count;
+    auto indices =
+        memory::borrow_temporary<std::int32_t>(pool, static_cast<std::size_t>(size), label);
     if (count > 0) {
       thrust::copy_if(policy, first, first + total, indices.data(), predicate);
     }
     return indices;
   };
-  auto cells = gather(cell_total, in_cells, "Partition.cells");
-  auto sides = gather(side_total, in_sides, "Partition.sides");
-  auto boundary = gather(side_total, on_boundary, "Partition.boundary_sides");
+  std::int32_t fresh[3] = {0, 0, 0};
+  auto cells = gather(cell_total, in_cells, max_cells, "Partition.cells", fresh[0]);
+  auto sides = gather(side_total, in_sides, side_bound, "Partition.sides", fresh[1]);
+  auto boundary = gather(side_total, on_boundary, side_bound, "Partition.boundary_sides", fresh[2]);
   memory::replace_owned(cells_slot, std::move(cells));
   memory::replace_owned(sides_slot, std::move(sides));
   memory::replace_owned(boundary_slot, std::move(boundary));
+  for (int k = 0; k < 3; ++k) {
+    counts[k] = fresh[k];
+  }
 }
 
 }  // namespace detail
@@ -111,7 +129,18 @@ void CellBasedGeometryPartition<Geometry>::select_mask(memory::ArrayView<const s
   AFEM_EXPECTS(mask.size() == static_cast<std::size_t>(geometry_->cell_count()),
                "CellBasedGeometryPartition::select_mask: " + std::to_string(mask.size()) +
                    " mask entries for " + std::to_string(geometry_->cell_count()) + " cells");
-  detail::select(geometry_->view(), mask, *pool_, scratch, cells_, sides_, boundary_sides_);
+  detail::select(geometry_->view(), mask, *pool_, scratch, capacity_.max_cells, cells_, sides_,
+                 boundary_sides_, counts_);
+}
+
+template <class Geometry>
+CellBasedGeometryPartition<Geometry>::CellBasedGeometryPartition(const Geometry& geometry,
+                                                                 memory::Pool& pool,
+                                                                 PartitionCapacity capacity)
+    : geometry_(&geometry), pool_(&pool), capacity_(capacity) {
+  AFEM_EXPECTS(capacity.max_cells >= 0, "CellBasedGeometryPartition: max_cells is " +
+                                            std::to_string(capacity.max_cells) + ", expected >= 0");
+  capacity_.max_cells = std::min(capacity.max_cells, geometry.cell_count());
 }
 
 template class CellBasedGeometryPartition<Trimesh>;

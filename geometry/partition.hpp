@@ -38,15 +38,25 @@ private:
   const Geometry* geometry_;
 };
 
+/// An upper bound on the cells a CellBasedGeometryPartition selects. With max_cells > 0 its
+/// buffers hold max_cells cells and the sides those can touch whatever the selection, so that
+/// selections of varying size reuse the same blocks; 0 sizes the buffers by each selection.
+struct PartitionCapacity {
+  std::int32_t max_cells = 0;
+};
+
 /// A selection of cells of a geometry, with the sides they touch and the boundary of the
 /// selection, each as a sorted index buffer it owns ("Partition.cells", "Partition.sides",
 /// "Partition.boundary_sides" in the pool's ledger). select_* rebuilds all three into fresh
-/// buffers and swaps them in with replace_owned; on an error nothing changes.
+/// buffers and swaps them in with replace_owned; on an error (a bad index, a selection above the
+/// capacity) nothing changes.
 template <class Geometry>
 class CellBasedGeometryPartition {
 public:
-  CellBasedGeometryPartition(const Geometry& geometry, memory::Pool& pool)
-      : geometry_(&geometry), pool_(&pool) {}
+  /// Throws afem::Error when max_cells is negative; a capacity above the geometry's cell count
+  /// is lowered to it.
+  CellBasedGeometryPartition(const Geometry& geometry, memory::Pool& pool,
+                             PartitionCapacity capacity = {});
 
   /// Selects the cells listed in `cells` (in the pool's memory; any order, repeats allowed).
   /// Throws afem::Error naming the first index out of range.
@@ -55,19 +65,22 @@ public:
   /// Selects the cells whose `mask` entry is nonzero (one entry per cell, in the pool's memory).
   void select_mask(memory::ArrayView<const std::uint8_t> mask, memory::Arena& scratch);
 
-  [[nodiscard]] std::int32_t cell_count() const { return static_cast<std::int32_t>(cells_.size()); }
-  [[nodiscard]] std::int32_t side_count() const { return static_cast<std::int32_t>(sides_.size()); }
-  [[nodiscard]] std::int32_t boundary_side_count() const {
-    return static_cast<std::int32_t>(boundary_sides_.size());
-  }
+  [[nodiscard]] std::int32_t cell_count() const { return counts_[0]; }
+  [[nodiscard]] std::int32_t side_count() const { return counts_[1]; }
+  [[nodiscard]] std::int32_t boundary_side_count() const { return counts_[2]; }
   [[nodiscard]] PartitionView view() const {
-    return {cells_.view(), sides_.view(), boundary_sides_.view()};
+    const auto count = [this](int k) { return static_cast<std::size_t>(counts_[k]); };
+    return {cells_.view().subview(0, count(0)), sides_.view().subview(0, count(1)),
+            boundary_sides_.view().subview(0, count(2))};
   }
   [[nodiscard]] const Geometry& geometry() const { return *geometry_; }
+  [[nodiscard]] PartitionCapacity capacity() const { return capacity_; }
 
 private:
   const Geometry* geometry_;
   memory::Pool* pool_;
+  PartitionCapacity capacity_;
+  std::int32_t counts_[3] = {0, 0, 0};  ///< cells, sides, boundary sides
   memory::Temporary<std::int32_t> cells_;
   memory::Temporary<std::int32_t> sides_;
   memory::Temporary<std::int32_t> boundary_sides_;

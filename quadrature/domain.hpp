@@ -4,6 +4,7 @@
 /// Integration domains: the cells, the sides or the boundary sides of a geometry, or of a
 /// partition of it. A domain owns nothing; it names which elements a quadrature runs over.
 
+#include <algorithm>
 #include <cstdint>
 
 #include "geometry/geometry.hpp"
@@ -77,6 +78,20 @@ public:
   [[nodiscard]] const Partition* partition() const { return partition_; }
   [[nodiscard]] View view() const { return Select::view(*geometry_, partition_); }
   [[nodiscard]] std::int32_t element_count() const { return view().count; }
+  /// The most elements the domain can hold: bounded by its partition's capacity, 0 where nothing
+  /// bounds it but the current selection. Owners of per-element buffers size them by it so that
+  /// a changing selection reuses the same blocks.
+  [[nodiscard]] std::int64_t element_capacity() const {
+    if (partition_ == nullptr || partition_->capacity().max_cells == 0) {
+      return 0;
+    }
+    const std::int64_t cells = partition_->capacity().max_cells;
+    if constexpr (Kind == ElementKind::cell) {
+      return cells;
+    } else {
+      return std::min<std::int64_t>(geometry_->side_count(), cells * G::View::Cell::side_count);
+    }
+  }
 
 private:
   const G* geometry_;

@@ -2,11 +2,13 @@
 
 /// @file
 /// PicQuadrature: particles as quadrature points. Each rebin looks the particles up in the
-/// geometry, sorts them by cell and builds per-cell offsets by a scan; the result is owned as
-/// Temporaries swapped in with replace_owned, scratch comes from the step arena.
+/// geometry, sorts them by element of the domain (its cells: of the whole geometry or of a
+/// partition, such as the cells that hold particles) and builds per-element offsets; the result
+/// is owned as Temporaries swapped in with replace_owned, scratch comes from the step arena.
 
 #include <thrust/binary_search.h>
 #include <thrust/count.h>
+#include <thrust/fill.h>
 #include <thrust/for_each.h>
 #include <thrust/iterator/counting_iterator.h>
 #include <thrust/sequence.h>
@@ -39,9 +41,10 @@ struct PicCapacity {
   std::int32_t max_particles = 0;
 };
 
-/// What kernels see of a PicQuadrature: the particles of cell c are
-/// cell_particle_indices[cell_particle_offsets[c] .. cell_particle_offsets[c + 1]); particle i
-/// has its cell (-1 outside the geometry), reference coordinates in it, and its fraction of the
+/// What kernels see of a PicQuadrature: the particles of element e of the domain (cell e of a
+/// whole-geometry domain) are
+/// cell_particle_indices[cell_particle_offsets[e] .. cell_particle_offsets[e + 1]); particle i
+/// has its cell (-1 outside the domain), reference coordinates in it, and its fraction of the
 /// cell's measure (its measure / the cell's; 0 outside).
 struct PicQuadratureView {
   /// Points differ per cell; weights are the particles' measures (not scaled by the cell map).
@@ -79,7 +82,9 @@ struct PicQuadratureView {
   }
 };
 
-/// Particles binned into the cells of a geometry. Owns "PicQuadrature.cell_particle_offsets",
+/// Particles binned into the cells of a domain: a whole geometry, or a CellBasedGeometryPartition
+/// (read at each rebin; particles in cells outside it count as outside). The offsets are sized by
+/// the domain's element_capacity() when it has one. Owns "PicQuadrature.cell_particle_offsets",
 /// "PicQuadrature.cell_particle_indices", "PicQuadrature.particle_fraction",
 /// "PicQuadrature.particle_coords", "PicQuadrature.particle_cells",
 /// "PicQuadrature.particle_measure" and
@@ -92,7 +97,10 @@ public:
   static constexpr int dimension = G::dimension;
 
   PicQuadrature(const G& geometry, memory::Pool& pool, PicCapacity capacity = {})
-      : geometry_(&geometry), pool_(&pool), capacity_(capacity), domain_(geometry) {
+      : PicQuadrature(Cells<G>(geometry), pool, capacity) {}
+  /// Over `domain`, whose partition (if any) must outlive the quadrature.
+  PicQuadrature(const Cells<G>& domain, memory::Pool& pool, PicCapacity capacity = {})
+      : geometry_(&domain.geometry()), pool_(&pool), capacity_(capacity), domain_(domain) {
     AFEM_EXPECTS(capacity.max_particles >= 0, "PicQuadrature: max_particles is " +
                                                   std::to_string(capacity.max_particles) +
                                                   ", expected >= 0");
@@ -118,10 +126,11 @@ public:
                      std::to_string(capacity_.max_particles));
     const auto count = static_cast<std::int32_t>(n);
     const auto slots = static_cast<std::size_t>(std::max(count, capacity_.max_particles));
-    const std::int32_t cells = geometry_->cell_count();
+    const std::int32_t elements = domain_.element_count();
+    const std::int64_t element_slots = std::max<std::int64_t>(elements, domain_.element_capacity());
     memory::Pool& pool = *pool_;
-    auto offsets = memory::borrow_temporary<std::int32_t>(pool, static_cast<std::size_t>(cells) + 1,
-                                                          "PicQuadrature.cell_particle_offsets");
+    auto offsets = memory::borrow_temporary<std::int32_t>(
+        pool, static_cast<std::size_t>(element_slots) + 1, "PicQuadrature.cell_particle_offsets");
     auto indices =
         memory::borrow_temporary<std::int32_t>(pool, slots, "PicQuadrature.cell_particle_indices");
     auto fraction =
@@ -142,10 +151,11 @@ public:
     memory::replace_owned(measure_, std::move(measure));
     memory::replace_owned(outside_, std::move(outside));
     particle_count_ = count;
+    element_count_ = elements;
   }
 
   [[nodiscard]] const G& geometry() const { return *geometry_; }
-  /// The cells of the geometry: element c of an integral over the particles is cell c.
+  /// The cells the particles are binned into.
   [[nodiscard]] const Cells<G>& domain() const { return domain_; }
   [[nodiscard]] std::int32_t particle_count() const { return particle_count_; }
   /// One sample per particle (interpolate() writes particle_count() values).
@@ -166,7 +176,7 @@ public:
     if (offsets_.empty()) {
       return {{}, {}, {}, {}, {}, {}, dimension};
     }
-    return {offsets_.view(),
+    return {offsets_.view().subview(0, static_cast<std::size_t>(element_count_) + 1),
             indices_.view().subview(0, n),
             fraction_.view().subview(0, n),
             coords_.view().subview(0, n * dimension),
@@ -183,26 +193,46 @@ public:
                   memory::ArrayView<std::int32_t> particle_cells, memory::ArrayView<double> measure,
                   memory::ArrayView<std::int32_t> outside, memory::Arena& scratch) const {
     auto policy = memory::arena_policy(scratch, "PicQuadrature.thrust");
+    const auto domain = domain_.view();
+    const std::int32_t elements = domain.count;
     const std::int32_t cells = geometry_->cell_count();
     const auto n = static_cast<std::size_t>(count);
     geometry_->lookup(
         positions,
         geometry::LookupResult{particle_cells.subview(0, n), coords.subview(0, n * dimension)},
         scratch);
+    // Element of each cell: the cell itself, or its place in the partition (-1 outside it).
+    const bool listed = domain.source == Cells<G>::View::Source::list;
+    auto element_map = memory::borrow_temporary<std::int32_t>(
+        scratch, listed ? static_cast<std::size_t>(cells) : 0, "PicQuadrature.element_of_cell");
+    const memory::ArrayView<std::int32_t> element_of_cell = element_map.view();
+    if (listed) {
+      thrust::fill(policy, element_of_cell.begin(), element_of_cell.end(), -1);
+      thrust::for_each_n(policy, thrust::counting_iterator<std::int32_t>(0), elements,
+                         [=] AFEM_HOST_DEVICE(std::int32_t e) {
+                           element_of_cell[static_cast<std::size_t>(domain.element_index(e))] = e;
+                         });
+    }
     auto keys = memory::borrow_temporary<std::int32_t>(scratch, n, "PicQuadrature.sort_keys");
     const memory::ArrayView<std::int32_t> key = keys.view();
     const auto view = geometry_->view();
-    // Outside particles sort after every cell (key = cell count) and get no fraction.
+    // Outside particles sort after every element (key = element count) and get no fraction.
     thrust::for_each_n(policy, thrust::counting_iterator<std::size_t>(0), n,
                        [=] AFEM_HOST_DEVICE(std::size_t i) {
-                         const std::int32_t cell = particle_cells[i];
-                         key[i] = cell < 0 ? cells : cell;
+                         std::int32_t cell = particle_cells[i];
+                         std::int32_t element = cell;
+                         if (cell >= 0 && listed) {
+                           element = element_of_cell[static_cast<std::size_t>(cell)];
+                           cell = element < 0 ? -1 : cell;
+                           particle_cells[i] = cell;
+                         }
+                         key[i] = cell < 0 ? elements : element;
                          indices[i] = static_cast<std::int32_t>(i);
                          fraction[i] = cell < 0 ? 0.0 : measures[i] / view.cell_measure(cell);
                          measure[i] = cell < 0 ? 0.0 : measures[i];
                        });
     thrust::stable_sort_by_key(policy, key.begin(), key.end(), indices.begin());
-    thrust::for_each_n(policy, thrust::counting_iterator<std::int32_t>(0), cells + 1,
+    thrust::for_each_n(policy, thrust::counting_iterator<std::int32_t>(0), elements + 1,
                        [=] AFEM_HOST_DEVICE(std::int32_t c) {
                          // First sorted particle whose cell is c or later.
                          std::size_t lo = 0;
@@ -216,7 +246,7 @@ public:
                            }
                          }
                          offsets[static_cast<std::size_t>(c)] = static_cast<std::int32_t>(lo);
-                         if (c == cells) {
+                         if (c == elements) {
                            outside[0] = static_cast<std::int32_t>(n - lo);
                          }
                        });
@@ -227,6 +257,7 @@ private:
   memory::Pool* pool_;
   PicCapacity capacity_;
   std::int32_t particle_count_ = 0;
+  std::int32_t element_count_ = 0;
   memory::Temporary<std::int32_t> offsets_;
   memory::Temporary<std::int32_t> indices_;
   memory::Temporary<double> fraction_;

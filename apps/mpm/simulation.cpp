@@ -1,6 +1,7 @@
 // Simulation<D>: the MPM step. Compiled by nvcc in the CUDA build.
 #include "apps/mpm/simulation.hpp"
 
+#include <thrust/fill.h>
 #include <thrust/for_each.h>
 #include <thrust/iterator/counting_iterator.h>
 
@@ -54,6 +55,19 @@ AFEM_HOST_DEVICE Vector<D> load_vector(memory::ArrayView<const double> values, s
   }
   return v;
 }
+
+/// Marks the cell of every particle (all particles are inside the grid: positions stay between
+/// the walls). Equal values may be written by several threads.
+struct MarkCells {
+  memory::ArrayView<const std::int32_t> cells;
+  memory::ArrayView<std::uint8_t> mask;
+  AFEM_HOST_DEVICE void operator()(std::size_t p) const {
+    const std::int32_t cell = cells[p];
+    if (cell >= 0) {
+      mask[static_cast<std::size_t>(cell)] = 1;
+    }
+  }
+};
 
 /// Kirchhoff stress of every particle from its deformation gradient.
 template <int D>
@@ -270,18 +284,35 @@ Simulation<D>::Simulation(const Scene& scene, memory::Pool& pool, memory::Arena&
       volumes_(detail::upload(pool, scene.volumes, "Mpm.volumes")),
       scalar_space_(grid_, pool, step_arena),
       vector_space_(grid_, pool, step_arena),
-      cells_(grid_),
-      scalar_restriction_(scalar_space_, cells_, step_arena),
-      vector_restriction_(vector_space_, cells_, step_arena),
+      active_partition_(grid_, pool, {.max_cells = grid_.cell_count()}),
+      active_cells_(active_partition_),
+      scalar_restriction_(scalar_space_, active_cells_, step_arena),
+      vector_restriction_(vector_space_, active_cells_, step_arena),
       mass_(scalar_space_),
       velocity_(vector_space_),
-      quadrature_(grid_, pool, {.max_particles = particle_count_}) {
+      quadrature_(active_cells_, pool, {.max_particles = particle_count_}) {
   pool.stream().synchronize();
 }
 
 template <int D>
 void Simulation<D>::rebin() {
-  quadrature_.rebin(positions_.view(), volumes_.view(), *arena_);
+  memory::Arena& arena = *arena_;
+  const auto n = static_cast<std::size_t>(particle_count_);
+  {
+    auto cells = memory::borrow_temporary<std::int32_t>(arena, n, "Mpm.particle_cells");
+    auto coords = memory::borrow_temporary<double>(arena, n * D, "Mpm.particle_coords");
+    auto mask = memory::borrow_temporary<std::uint8_t>(
+        arena, static_cast<std::size_t>(grid_.cell_count()), "Mpm.active_mask");
+    grid_.lookup(positions_.view(), geometry::LookupResult{cells.view(), coords.view()}, arena);
+    auto policy = memory::arena_policy(arena, "Mpm.thrust");
+    thrust::fill(policy, mask.view().begin(), mask.view().end(), std::uint8_t{0});
+    thrust::for_each_n(policy, thrust::counting_iterator<std::size_t>(0), n,
+                       detail::MarkCells{cells.view(), mask.view()});
+    active_partition_.select_mask(mask.view(), arena);
+  }
+  scalar_restriction_.rebuild(arena);
+  vector_restriction_.rebuild(arena);
+  quadrature_.rebin(positions_.view(), volumes_.view(), arena);
 }
 
 template <int D>

@@ -17,6 +17,7 @@
 #include "fem/space.hpp"
 #include "fem/space_restriction.hpp"
 #include "geometry/grid.hpp"
+#include "geometry/partition.hpp"
 #include "memory/arena.hpp"
 #include "memory/pool.hpp"
 #include "memory/temporary.hpp"
@@ -43,9 +44,11 @@ struct GridState {
 };
 
 /// An MPM simulation of one scene. Owns, in `pool`, the particles' positions, velocities, affine
-/// velocities, deformation gradients, masses and volumes ("Mpm.*"), the grid's mass and velocity
-/// fields, the spaces and restrictions on the grid and the PicQuadrature; all are sized at
-/// construction and reused every step, and released when the simulation is destroyed. Scratch
+/// velocities, deformation gradients and volumes ("Mpm.*"), the grid's mass and velocity fields,
+/// the spaces on the grid, the partition of the active cells (those holding particles, selected
+/// anew every step), the spaces' restrictions to it and the PicQuadrature over it; all are sized
+/// at construction for every cell and particle, so the per-step rebuilds through replace_owned
+/// reuse the same blocks, and all are released when the simulation is destroyed. Scratch
 /// comes from `step_arena`, which step() resets when it returns: it is the simulation's per-step
 /// arena. After the first step a step takes nothing from the pool.
 template <int D>
@@ -62,7 +65,8 @@ public:
   /// arena.
   void step();
 
-  /// The parts of a step, in order (for benchmarks and tests; step() calls them).
+  /// The parts of a step, in order (for benchmarks and tests; step() calls them). rebin selects
+  /// the active cells, restricts the spaces to them and bins the particles there.
   void rebin();
   void particle_to_grid();
   void update_grid();
@@ -74,6 +78,10 @@ public:
   [[nodiscard]] std::int64_t steps_taken() const { return steps_; }
   [[nodiscard]] double time() const { return static_cast<double>(steps_) * scene_.dt; }
   [[nodiscard]] const quadrature::PicQuadrature<Grid>& quadrature() const { return quadrature_; }
+  /// The cells that held particles at the last rebin().
+  [[nodiscard]] const geometry::CellBasedGeometryPartition<Grid>& active_cells() const {
+    return active_partition_;
+  }
   [[nodiscard]] memory::Pool& pool() const { return *pool_; }
   [[nodiscard]] memory::Arena& step_arena() const { return *arena_; }
 
@@ -100,7 +108,8 @@ private:
   memory::Temporary<double> volumes_;
   ScalarSpace scalar_space_;
   VectorSpace vector_space_;
-  quadrature::Cells<Grid> cells_;
+  geometry::CellBasedGeometryPartition<Grid> active_partition_;
+  quadrature::Cells<Grid> active_cells_;
   fem::SpaceRestriction<ScalarSpace, quadrature::Cells<Grid>> scalar_restriction_;
   fem::SpaceRestriction<VectorSpace, quadrature::Cells<Grid>> vector_restriction_;
   fem::DiscreteField<ScalarSpace> mass_;
