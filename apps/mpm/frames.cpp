@@ -1,7 +1,6 @@
 // Particle and grid frames for ParaView.
 #include "apps/mpm/frames.hpp"
 
-#include <Eigen/Core>
 #include <cstdio>
 #include <fstream>
 #include <utility>
@@ -33,11 +32,13 @@ void write_collection(const std::filesystem::path& file, const char* prefix, con
   }
 }
 
+/// det F of a row-major 2 x 2 or 3 x 3 matrix.
 double determinant(const double* f, int dimension) {
   if (dimension == 2) {
-    return Eigen::Map<const Eigen::Matrix2d>(f).determinant();
+    return f[0] * f[3] - f[1] * f[2];
   }
-  return Eigen::Map<const Eigen::Matrix3d>(f).determinant();
+  return f[0] * (f[4] * f[8] - f[5] * f[7]) - f[1] * (f[3] * f[8] - f[5] * f[6]) +
+         f[2] * (f[3] * f[7] - f[4] * f[6]);
 }
 
 }  // namespace

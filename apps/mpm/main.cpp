@@ -108,7 +108,7 @@ void run(const Scene& scene, const Options& options, memory::Pool& pool, memory:
               static_cast<long long>(options.steps));
   std::optional<apps::mpm::FrameWriter> frames;
   if (!options.out.empty()) {
-    frames.emplace(options.out, simulation.grid().to_mesh_data());
+    frames.emplace(options.out, simulation.grid_mesh());
     frames->write(simulation);
   }
   const bool terminal = isatty(fileno(stdout)) != 0;

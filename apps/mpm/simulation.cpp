@@ -6,15 +6,23 @@
 #include <thrust/iterator/counting_iterator.h>
 
 #include <cmath>
+#include <memory>
 #include <span>
 #include <string>
 
+#include "fem/field.hpp"
 #include "fem/integrate.hpp"
 #include "fem/interpolate.hpp"
 #include "fem/sample.hpp"
+#include "fem/space.hpp"
+#include "fem/space_restriction.hpp"
+#include "geometry/grid.hpp"
+#include "geometry/partition.hpp"
 #include "memory/copy.hpp"
 #include "memory/error.hpp"
 #include "memory/thrust_allocator.hpp"
+#include "quadrature/domain.hpp"
+#include "quadrature/pic_quadrature.hpp"
 
 namespace afem::apps::mpm {
 
@@ -267,8 +275,55 @@ std::vector<T> download(memory::Pool& pool, memory::ArrayView<const T> values) {
 
 }  // namespace detail
 
+namespace detail {
+
+/// Everything a Simulation<D> owns, and the step's parts.
 template <int D>
-Simulation<D>::Simulation(const Scene& scene, memory::Pool& pool, memory::Arena& step_arena)
+class SimulationState {
+public:
+  using Grid = geometry::Grid<D>;
+  using ScalarSpace = fem::LagrangeSpace<Grid, 1, 1>;
+  using VectorSpace = fem::LagrangeSpace<Grid, 1, D>;
+
+  SimulationState(const Scene& scene, memory::Pool& pool, memory::Arena& step_arena);
+  void rebin();
+  void particle_to_grid();
+  void update_grid();
+  void grid_to_particle();
+  [[nodiscard]] ParticleState particles() const;
+  [[nodiscard]] GridState grid_state() const;
+
+  /// Grid velocity = momentum / mass + gravity_dt along y, with the walls (velocity_ holds the
+  /// momentum on entry).
+  void apply_grid_velocity(double gravity_dt);
+
+  Scene scene_;
+  memory::Pool* pool_;
+  memory::Arena* arena_;
+  Grid grid_;
+  std::int32_t particle_count_ = 0;
+  std::int64_t steps_ = 0;
+  memory::Temporary<double> positions_;
+  memory::Temporary<double> velocities_;
+  memory::Temporary<double> affine_;
+  memory::Temporary<double> deformation_;
+  memory::Temporary<double> volumes_;
+  ScalarSpace scalar_space_;
+  VectorSpace vector_space_;
+  geometry::CellBasedGeometryPartition<Grid> active_partition_;
+  quadrature::Cells<Grid> active_cells_;
+  fem::SpaceRestriction<ScalarSpace, quadrature::Cells<Grid>> scalar_restriction_;
+  fem::SpaceRestriction<VectorSpace, quadrature::Cells<Grid>> vector_restriction_;
+  fem::DiscreteField<ScalarSpace> mass_;
+  fem::DiscreteField<VectorSpace> velocity_;
+  quadrature::PicQuadrature<Grid> quadrature_;
+};
+
+}  // namespace detail
+
+template <int D>
+detail::SimulationState<D>::SimulationState(const Scene& scene, memory::Pool& pool,
+                                            memory::Arena& step_arena)
     : scene_(scene),
       pool_(&pool),
       arena_(&step_arena),
@@ -295,7 +350,7 @@ Simulation<D>::Simulation(const Scene& scene, memory::Pool& pool, memory::Arena&
 }
 
 template <int D>
-void Simulation<D>::rebin() {
+void detail::SimulationState<D>::rebin() {
   memory::Arena& arena = *arena_;
   const auto n = static_cast<std::size_t>(particle_count_);
   {
@@ -316,7 +371,7 @@ void Simulation<D>::rebin() {
 }
 
 template <int D>
-void Simulation<D>::particle_to_grid() {
+void detail::SimulationState<D>::particle_to_grid() {
   memory::Arena& arena = *arena_;
   const auto n = static_cast<std::size_t>(particle_count_);
   auto stress = memory::borrow_temporary<double>(arena, n * D * D, "Mpm.stress");
@@ -335,12 +390,12 @@ void Simulation<D>::particle_to_grid() {
 }
 
 template <int D>
-void Simulation<D>::update_grid() {
+void detail::SimulationState<D>::update_grid() {
   apply_grid_velocity(scene_.gravity * scene_.dt);
 }
 
 template <int D>
-void Simulation<D>::apply_grid_velocity(double gravity_dt) {
+void detail::SimulationState<D>::apply_grid_velocity(double gravity_dt) {
   auto policy = memory::arena_policy(*arena_, "Mpm.thrust");
   thrust::for_each_n(
       policy, thrust::counting_iterator<std::int32_t>(0), vector_space_.node_count(),
@@ -350,7 +405,7 @@ void Simulation<D>::apply_grid_velocity(double gravity_dt) {
 }
 
 template <int D>
-void Simulation<D>::grid_to_particle() {
+void detail::SimulationState<D>::grid_to_particle() {
   memory::Arena& arena = *arena_;
   const auto n = static_cast<std::size_t>(particle_count_);
   // The particles take the grid velocity; their momentum is mapped back to the grid and the
@@ -372,17 +427,7 @@ void Simulation<D>::grid_to_particle() {
 }
 
 template <int D>
-void Simulation<D>::step() {
-  const memory::ArenaScope scope(*arena_);
-  rebin();
-  particle_to_grid();
-  update_grid();
-  grid_to_particle();
-  ++steps_;
-}
-
-template <int D>
-ParticleState Simulation<D>::particles() const {
+ParticleState detail::SimulationState<D>::particles() const {
   memory::Pool& pool = *pool_;
   ParticleState state;
   state.positions = detail::download<double>(pool, positions_.view());
@@ -398,13 +443,105 @@ ParticleState Simulation<D>::particles() const {
 }
 
 template <int D>
-GridState Simulation<D>::grid_state() const {
+GridState detail::SimulationState<D>::grid_state() const {
   memory::Pool& pool = *pool_;
   GridState state;
   state.masses = detail::download<double>(pool, mass_.dofs());
   state.velocities = detail::download<double>(pool, velocity_.dofs());
   pool.stream().synchronize();
   return state;
+}
+
+template <int D>
+Simulation<D>::Simulation(const Scene& scene, memory::Pool& pool, memory::Arena& step_arena)
+    : state_(std::make_unique<detail::SimulationState<D>>(scene, pool, step_arena)) {}
+
+template <int D>
+Simulation<D>::~Simulation() = default;
+
+template <int D>
+void Simulation<D>::step() {
+  const memory::ArenaScope scope(*state_->arena_);
+  state_->rebin();
+  state_->particle_to_grid();
+  state_->update_grid();
+  state_->grid_to_particle();
+  ++state_->steps_;
+}
+
+template <int D>
+void Simulation<D>::rebin() {
+  state_->rebin();
+}
+
+template <int D>
+void Simulation<D>::particle_to_grid() {
+  state_->particle_to_grid();
+}
+
+template <int D>
+void Simulation<D>::update_grid() {
+  state_->update_grid();
+}
+
+template <int D>
+void Simulation<D>::grid_to_particle() {
+  state_->grid_to_particle();
+}
+
+template <int D>
+const Scene& Simulation<D>::scene() const {
+  return state_->scene_;
+}
+
+template <int D>
+std::int32_t Simulation<D>::particle_count() const {
+  return state_->particle_count_;
+}
+
+template <int D>
+std::int64_t Simulation<D>::steps_taken() const {
+  return state_->steps_;
+}
+
+template <int D>
+double Simulation<D>::time() const {
+  return static_cast<double>(state_->steps_) * state_->scene_.dt;
+}
+
+template <int D>
+std::int32_t Simulation<D>::active_cell_count() const {
+  return state_->active_partition_.cell_count();
+}
+
+template <int D>
+std::int32_t Simulation<D>::outside_count() const {
+  return state_->quadrature_.outside_count();
+}
+
+template <int D>
+geometry::MeshData Simulation<D>::grid_mesh() const {
+  return state_->grid_.to_mesh_data();
+}
+
+template <int D>
+memory::Pool& Simulation<D>::pool() const {
+  return *state_->pool_;
+}
+
+template <int D>
+memory::Arena& Simulation<D>::step_arena() const {
+  return *state_->arena_;
+}
+
+template <int D>
+ParticleState Simulation<D>::particles() const {
+  return state_->particles();
+}
+
+template <int D>
+GridState Simulation<D>::grid_state() const {
+  return state_->grid_state();
 }
 
 template class Simulation<2>;

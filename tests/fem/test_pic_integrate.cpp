@@ -2,6 +2,7 @@
 // geometry of measure times integrand, to round-off.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <random>
 #include <vector>
@@ -10,6 +11,7 @@
 #include "fem/interpolate.hpp"
 #include "fem/space.hpp"
 #include "fem/space_restriction.hpp"
+#include "geometry/partition.hpp"
 #include "quadrature/pic_quadrature.hpp"
 #include "support/backend.hpp"
 #include "support/backend_test.hpp"
@@ -104,6 +106,75 @@ TYPED_TEST(PicIntegrateTest, IntegralsAreMeasureWeightedSumsOverTheParticlesInsi
     sum += v;
   }
   EXPECT_NEAR(sum, total_measure, 1e-14);
+}
+
+/// values[particle] * v: reads per-particle data at the sample's index.
+struct ParticleLoad {
+  memory::ArrayView<const double> values;
+  template <class S, class V>
+  AFEM_HOST_DEVICE double operator()(const S& s, const V& v) const {
+    return values[s.index] * v.value();
+  }
+};
+
+class PicPartitionTest : public test::BackendTest {};
+
+// Over the cells of a partition, a linear form sums measure * particle value over the particles
+// in those cells only; the restriction and quadrature follow each new selection.
+TEST_F(PicPartitionTest, LinearFormsSumTheParticlesOfThePartitionsCells) {
+  auto geometry = test::UnitBox<geometry::Grid2D>::make(4, *pool_, *arena_);
+  geometry::CellBasedGeometryPartition partition(*geometry, *pool_, {.max_cells = 16});
+  const quadrature::Cells cells(partition);
+  const LagrangeSpace<geometry::Grid2D, 1> space(*geometry, *pool_, *arena_);
+  SpaceRestriction restriction(space, cells, *arena_);
+  quadrature::PicQuadrature pic(cells, *pool_);
+  const std::size_t n = 600;
+  std::mt19937 random(5);
+  std::uniform_real_distribution<double> coordinate(0.0, 1.0);
+  std::vector<double> positions(2 * n);
+  std::vector<double> measures(n);
+  std::vector<double> values(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    positions[2 * i] = coordinate(random);
+    positions[2 * i + 1] = coordinate(random);
+    measures[i] = 1e-3 * (1.0 + coordinate(random));
+    values[i] = coordinate(random) - 0.5;
+  }
+  auto x = memory::borrow_temporary<double>(*pool_, positions.size(), "test.positions");
+  auto m = memory::borrow_temporary<double>(*pool_, n, "test.measures");
+  auto v = memory::borrow_temporary<double>(*pool_, n, "test.values");
+  test::copy_to_device(x.view(), positions);
+  test::copy_to_device(m.view(), measures);
+  test::copy_to_device(v.view(), values);
+  auto load = memory::borrow_temporary<double>(*pool_, static_cast<std::size_t>(space.node_count()),
+                                               "test.load");
+  for (const std::vector<std::int32_t>& selected :
+       {std::vector<std::int32_t>{0, 5, 10, 15}, std::vector<std::int32_t>{1, 2, 3, 7, 11}}) {
+    auto list = memory::borrow_temporary<std::int32_t>(*arena_, selected.size(), "test.cells");
+    test::copy_to_device(list.view(), selected);
+    partition.select_cells(list.view(), *arena_);
+    restriction.rebuild(*arena_);
+    pic.rebin(x.view(), m.view(), *arena_);
+    integrate(load.view(), pic, restriction,
+              ParticleLoad{memory::ArrayView<const double>(v.view())}, *arena_);
+    double expected = 0.0;
+    std::int32_t inside = 0;
+    for (std::size_t i = 0; i < n; ++i) {
+      const auto cell = static_cast<std::int32_t>(positions[2 * i] * 4) +
+                        4 * static_cast<std::int32_t>(positions[2 * i + 1] * 4);
+      if (std::find(selected.begin(), selected.end(), cell) != selected.end()) {
+        expected += measures[i] * values[i];
+        ++inside;
+      }
+    }
+    double sum = 0.0;
+    for (const double value : test::copy_to_host(memory::ArrayView<const double>(load.view()))) {
+      sum += value;
+    }
+    EXPECT_NEAR(sum, expected, 1e-15) << selected.size() << " cells";
+    EXPECT_EQ(pic.outside_count(), static_cast<std::int32_t>(n) - inside);
+    EXPECT_EQ(restriction.element_count(), static_cast<std::int32_t>(selected.size()));
+  }
 }
 
 }  // namespace

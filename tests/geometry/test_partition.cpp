@@ -102,5 +102,40 @@ TEST_F(PartitionTest, ReselectionKeepsOneLiveCopyAndBadIndicesChangeNothing) {
   EXPECT_THROW(partition.select_mask(wrong.view(), *arena_), Error);
 }
 
+// With a capacity, selections of any size up to it reuse the same blocks; a larger one is refused
+// and changes nothing.
+TEST_F(PartitionTest, CapacityKeepsBuffersOfOneSize) {
+  CellBasedGeometryPartition<Quadmesh> partition(*mesh_, *pool_, {.max_cells = 6});
+  select(partition, {4});
+  const std::size_t live = pool_->stats().live_bytes;
+  const std::uint64_t upstream = pool_->stats().upstream_allocations;
+  select(partition, {0, 1, 2, 3, 4, 5});
+  EXPECT_EQ(partition.cell_count(), 6);
+  EXPECT_EQ(partition.side_count(), 2 * nx + (nx + 1) + 3);
+  EXPECT_EQ(host(partition.view().cells, arena_->stream()),
+            std::vector<std::int32_t>({0, 1, 2, 3, 4, 5}));
+  select(partition, {7, 12});
+  EXPECT_EQ(partition.cell_count(), 2);
+  EXPECT_EQ(partition.boundary_side_count(), 6);  // two cells sharing a side
+  EXPECT_EQ(pool_->stats().live_bytes, live);
+  select(partition, {8});
+  EXPECT_EQ(pool_->stats().upstream_allocations, upstream + 3);  // the second set, once
+  try {
+    select(partition, {0, 1, 2, 3, 4, 5, 6});
+    FAIL() << "accepted 7 cells in a capacity of 6";
+  } catch (const Error& error) {
+    EXPECT_NE(std::string(error.what()).find("7 cells selected, above the capacity of 6"),
+              std::string::npos)
+        << error.what();
+  }
+  EXPECT_EQ(host(partition.view().cells, arena_->stream()), std::vector<std::int32_t>({8}));
+  EXPECT_THROW(CellBasedGeometryPartition<Quadmesh>(*mesh_, *pool_, {.max_cells = -1}), Error);
+  // A capacity above the mesh is the mesh.
+  EXPECT_EQ(CellBasedGeometryPartition<Quadmesh>(*mesh_, *pool_, {.max_cells = 1000})
+                .capacity()
+                .max_cells,
+            nx * ny);
+}
+
 }  // namespace
 }  // namespace afem::geometry

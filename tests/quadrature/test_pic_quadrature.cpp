@@ -9,6 +9,7 @@
 
 #include "../fem/reference_assembly.hpp"
 #include "../fem/unit_box.hpp"
+#include "geometry/partition.hpp"
 #include "quadrature/pic_quadrature.hpp"
 #include "support/backend.hpp"
 #include "support/backend_test.hpp"
@@ -147,6 +148,47 @@ TEST_F(PicRebinTest, RefusesBadSizesAndKeepsThePreviousBinning) {
   EXPECT_THROW(pic.rebin(x.view(), m.view(), *arena_), Error);  // 12 > capacity 10
   EXPECT_EQ(pic.particle_count(), 4);
   EXPECT_EQ(test::copy_to_host(pic.view().cell_particle_offsets).back(), 4);
+}
+
+// Over a partition of the grid (with a capacity), particles are binned by the partition's
+// elements; particles in other cells count as outside; the offsets keep one size.
+TEST_F(PicRebinTest, BinsIntoThePartitionsCells) {
+  auto geometry = test::UnitBox<geometry::Grid2D>::make(4, *pool_, *arena_);
+  geometry::CellBasedGeometryPartition partition(*geometry, *pool_, {.max_cells = 8});
+  const Cells cells(partition);
+  PicQuadrature pic(cells, *pool_);
+  std::vector<double> positions;  // particle c at the centre of cell c
+  for (int c = 0; c < 16; ++c) {
+    positions.push_back((c % 4 + 0.5) / 4.0);
+    positions.push_back((c / 4 + 0.5) / 4.0);
+  }
+  auto x = memory::borrow_temporary<double>(*pool_, positions.size(), "test.positions");
+  auto m = memory::borrow_temporary<double>(*pool_, 16, "test.measures");
+  test::copy_to_device(x.view(), positions);
+  test::copy_to_device(m.view(), std::vector<double>(16, 1.0 / 16.0));
+  const auto select = [&](const std::vector<std::int32_t>& list) {
+    auto selected = memory::borrow_temporary<std::int32_t>(*arena_, list.size(), "test.cells");
+    test::copy_to_device(selected.view(), list);
+    partition.select_cells(selected.view(), *arena_);
+  };
+  select({10, 5, 6});
+  pic.rebin(x.view(), m.view(), *arena_);
+  EXPECT_EQ(pic.outside_count(), 13);
+  EXPECT_EQ(test::copy_to_host(pic.view().cell_particle_offsets),
+            std::vector<std::int32_t>({0, 1, 2, 3}));
+  EXPECT_EQ(test::copy_to_host(pic.view().cell_particle_indices).front(), 5);
+  EXPECT_EQ(test::copy_to_host(pic.view().particle_cells)[0], -1);
+  EXPECT_EQ(test::copy_to_host(pic.view().particle_cells)[6], 6);
+  const memory::LedgerSnapshot before = pool_->ledger();
+  const std::size_t offsets_bytes = before.find("PicQuadrature.cell_particle_offsets")->live_bytes;
+  select({15});
+  pic.rebin(x.view(), m.view(), *arena_);
+  EXPECT_EQ(pic.outside_count(), 15);
+  EXPECT_EQ(test::copy_to_host(pic.view().cell_particle_offsets),
+            std::vector<std::int32_t>({0, 1}));
+  EXPECT_EQ(test::copy_to_host(pic.view().cell_particle_indices).front(), 15);
+  const memory::LedgerSnapshot after = pool_->ledger();
+  EXPECT_EQ(after.find("PicQuadrature.cell_particle_offsets")->live_bytes, offsets_bytes);
 }
 
 }  // namespace
