@@ -1,10 +1,11 @@
 #pragma once
 
 /// @file
-/// The three materials of the MPM app and their constitutive updates, as host/device functions
-/// of the deformation gradient F: neo-Hookean elasticity, sand (Drucker-Prager plasticity on the
-/// Hencky strain, projected at the end of each step) and a weakly compressible fluid (Tait
-/// equation of state on J = det F). Stresses are Kirchhoff stresses tau = J sigma, so that the
+/// The materials of the MPM apps and their constitutive updates, as host/device functions of the
+/// deformation gradient F: neo-Hookean elasticity, sand (Drucker-Prager plasticity on the Hencky
+/// strain, projected at the end of each step), a weakly compressible fluid (Tait equation of
+/// state on J = det F) and an incompressible fluid (no stress: a pressure projection on the grid
+/// keeps its velocity divergence-free). Stresses are Kirchhoff stresses tau = J sigma, so that the
 /// force on node i is -sum_p V0_p tau_p grad N_i(x_p) with the particles' initial volumes.
 
 #include <Eigen/Core>
@@ -17,7 +18,7 @@
 namespace afem::apps::mpm {
 
 /// Which constitutive model the particles follow.
-enum class MaterialKind { elastic, sand, fluid };
+enum class MaterialKind { elastic, sand, fluid, incompressible_fluid };
 
 /// The material's name as the command line spells it.
 std::string to_string(MaterialKind kind);
@@ -39,8 +40,12 @@ struct Material {
   [[nodiscard]] double lame_lambda() const {
     return youngs_modulus * poisson_ratio / ((1.0 + poisson_ratio) * (1.0 - 2.0 * poisson_ratio));
   }
-  /// The speed of the fastest elastic wave (P wave, or sound in the fluid), for the time step.
+  /// The speed of the fastest elastic wave (P wave, or sound in the fluid), for the time step;
+  /// for the incompressible fluid, a bound on its flow speed in the unit box (4 m/s).
   [[nodiscard]] double wave_speed() const {
+    if (kind == MaterialKind::incompressible_fluid) {
+      return 4.0;
+    }
     if (kind == MaterialKind::fluid) {
       return std::sqrt(bulk_modulus / density);
     }
@@ -125,6 +130,8 @@ AFEM_HOST_DEVICE Eigen::Matrix<double, D, D> kirchhoff_stress(
   const Matrix identity = Matrix::Identity();
   const double j = f.determinant();
   switch (m.kind) {
+    case MaterialKind::incompressible_fluid:
+      return Matrix::Zero();
     case MaterialKind::elastic:
       return m.mu * (f * f.transpose() - identity) + m.lambda * std::log(j) * identity;
     case MaterialKind::fluid: {
@@ -162,6 +169,9 @@ AFEM_HOST_DEVICE Eigen::Matrix<double, D, D> project_deformation(
   using Matrix = Eigen::Matrix<double, D, D>;
   if (m.kind == MaterialKind::elastic) {
     return f;
+  }
+  if (m.kind == MaterialKind::incompressible_fluid) {
+    return Matrix::Identity();
   }
   if (m.kind == MaterialKind::fluid) {
     const double j = f.determinant();

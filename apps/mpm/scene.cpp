@@ -17,6 +17,8 @@ std::string to_string(MaterialKind kind) {
       return "sand";
     case MaterialKind::fluid:
       return "fluid";
+    case MaterialKind::incompressible_fluid:
+      return "incompressible fluid";
   }
   return "unknown";
 }
@@ -129,6 +131,11 @@ Scene make_scene(const SceneOptions& options) {
       shape.upper = {1.0 - wall, 0.3, 1.0 - wall};
       break;
   }
+  if (options.incompressible) {
+    check(scene.material.kind == MaterialKind::fluid,
+          "the " + to_string(options.kind) + " scene holds no fluid to make incompressible");
+    scene.material.kind = MaterialKind::incompressible_fluid;
+  }
   scene.dt = options.dt > 0.0 ? options.dt : 0.4 * dx / scene.material.wave_speed();
 
   // Particles on the sub-lattice of every cell between the walls, kept where the shape is.
@@ -163,7 +170,7 @@ Scene make_scene(const SceneOptions& options) {
   // above it: dp/dy = -rho g with the density rho0 / J of the Tait law, integrated down from the
   // surface; the reference volume is the volume / J.
   scene.volume_ratios.assign(scene.volumes.size(), 1.0);
-  if (scene.material.kind == MaterialKind::fluid && !scene.volumes.empty()) {
+  if (scene.material.kind == MaterialKind::fluid && !scene.volumes.empty()) {  // compressible
     double surface = 0.0;
     for (std::size_t p = 0; p < scene.volumes.size(); ++p) {
       surface = std::max(surface, scene.positions[p * dim + 1] + 0.5 * spacing);

@@ -28,10 +28,11 @@ struct SceneOptions {
   SceneKind kind = SceneKind::sand_column;
   int dimension = 2;
   int resolution = 0;  ///< grid cells along each axis of the unit box; 0: 128 in 2D, 40 in 3D
-  int particles_per_cell = 2;  ///< particles along each axis of a cell (2: 4 in 2D, 8 in 3D)
-  double dt = 0.0;             ///< time step in seconds; 0: 0.4 dx / wave speed
-  bool gravity = true;         ///< -9.81 m/s^2 along y
-  bool walls = true;           ///< the box walls stop material (the floor also holds sand)
+  int particles_per_cell = 2;   ///< particles along each axis of a cell (2: 4 in 2D, 8 in 3D)
+  double dt = 0.0;              ///< time step in seconds; 0: 0.4 dx / wave speed
+  bool gravity = true;          ///< -9.81 m/s^2 along y
+  bool walls = true;            ///< the box walls stop material (the floor also holds sand)
+  bool incompressible = false;  ///< fluid scenes: an incompressible fluid (pressure projection)
 };
 
 /// A scene ready to simulate: grid, material, boundary treatment, time step and the particles'

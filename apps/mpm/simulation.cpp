@@ -1,6 +1,8 @@
 // Simulation<D>: the MPM step. Compiled by nvcc in the CUDA build.
 #include "apps/mpm/simulation.hpp"
 
+#include "apps/mpm/pressure_projection.hpp"
+
 #include <thrust/fill.h>
 #include <thrust/for_each.h>
 #include <thrust/iterator/counting_iterator.h>
@@ -123,7 +125,7 @@ struct MomentumForm {
   }
 };
 
-/// Grid velocity from momentum and mass, gravity, and the walls.
+/// Grid velocity from momentum and mass, gravity, and the walls (or the walls alone).
 template <int D>
 struct UpdateGrid {
   geometry::GridView<D> grid;
@@ -133,13 +135,14 @@ struct UpdateGrid {
   double min_mass = 0.0;
   bool walls = true;
   bool sticky_floor = false;
+  bool from_momentum = true;  ///< false: `velocity` is a velocity already; only the walls act
   AFEM_HOST_DEVICE void operator()(std::int32_t node) const {
     const auto n = static_cast<std::size_t>(node);
     const double m = mass[n];
     Vector<D> v = Vector<D>::Zero();
     if (m > min_mass) {
       for (int d = 0; d < D; ++d) {
-        v[d] = velocity[n * D + static_cast<std::size_t>(d)] / m;
+        v[d] = velocity[n * D + static_cast<std::size_t>(d)] / (from_momentum ? m : 1.0);
       }
       v[1] += gravity_dt;
     }
@@ -295,7 +298,7 @@ public:
 
   /// Grid velocity = momentum / mass + gravity_dt along y, with the walls (velocity_ holds the
   /// momentum on entry).
-  void apply_grid_velocity(double gravity_dt);
+  void apply_grid_velocity(double gravity_dt, bool from_momentum);
 
   Scene scene_;
   memory::Pool* pool_;
@@ -317,6 +320,8 @@ public:
   fem::DiscreteField<ScalarSpace> mass_;
   fem::DiscreteField<VectorSpace> velocity_;
   quadrature::PicQuadrature<Grid> quadrature_;
+  std::unique_ptr<PressureProjection<D>> projection_;  ///< the incompressible fluid's
+  fem::SolveResult pressure_solve_;
 };
 
 }  // namespace detail
@@ -345,7 +350,11 @@ detail::SimulationState<D>::SimulationState(const Scene& scene, memory::Pool& po
       vector_restriction_(vector_space_, active_cells_, step_arena),
       mass_(scalar_space_),
       velocity_(vector_space_),
-      quadrature_(active_cells_, pool, {.max_particles = particle_count_}) {
+      quadrature_(active_cells_, pool, {.max_particles = particle_count_}),
+      projection_(scene.material.kind == MaterialKind::incompressible_fluid
+                      ? std::make_unique<PressureProjection<D>>(scalar_space_, vector_space_,
+                                                                wall_cells, pool, step_arena)
+                      : nullptr) {
   pool.stream().synchronize();
 }
 
@@ -391,17 +400,21 @@ void detail::SimulationState<D>::particle_to_grid() {
 
 template <int D>
 void detail::SimulationState<D>::update_grid() {
-  apply_grid_velocity(scene_.gravity * scene_.dt);
+  apply_grid_velocity(scene_.gravity * scene_.dt, true);
+  if (projection_) {
+    pressure_solve_ = projection_->project(velocity_, mass_.dofs(), scene_.dt, *arena_);
+    apply_grid_velocity(0.0, false);
+  }
 }
 
 template <int D>
-void detail::SimulationState<D>::apply_grid_velocity(double gravity_dt) {
+void detail::SimulationState<D>::apply_grid_velocity(double gravity_dt, bool from_momentum) {
   auto policy = memory::arena_policy(*arena_, "Mpm.thrust");
   thrust::for_each_n(
       policy, thrust::counting_iterator<std::int32_t>(0), vector_space_.node_count(),
       detail::UpdateGrid<D>{grid_.view(), mass_.dofs(), velocity_.dofs(), gravity_dt,
                             1e-12 * scene_.material.density * std::pow(scene_.cell_size(), D),
-                            scene_.walls, scene_.sticky_floor});
+                            scene_.walls, scene_.sticky_floor, from_momentum});
 }
 
 template <int D>
@@ -414,7 +427,7 @@ void detail::SimulationState<D>::grid_to_particle() {
   fem::interpolate(velocities_.view(), quadrature_, detail::VelocityAt{}, arena, velocity_);
   fem::integrate(velocity_.dofs(), quadrature_, vector_restriction_,
                  detail::RemapForm<D>{velocities_.view(), scene_.material.density}, arena);
-  apply_grid_velocity(0.0);
+  apply_grid_velocity(0.0, true);
   auto gradients = memory::borrow_temporary<double>(arena, n * D * D, "Mpm.velocity_gradient");
   fem::interpolate(gradients.view(), quadrature_, detail::VelocityGradientAt{}, arena, velocity_);
   const double dx = scene_.cell_size();
@@ -517,6 +530,11 @@ std::int32_t Simulation<D>::active_cell_count() const {
 template <int D>
 std::int32_t Simulation<D>::outside_count() const {
   return state_->quadrature_.outside_count();
+}
+
+template <int D>
+PressureSolve Simulation<D>::pressure_solve() const {
+  return {state_->pressure_solve_.iterations, state_->pressure_solve_.residual};
 }
 
 template <int D>

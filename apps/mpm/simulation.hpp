@@ -30,6 +30,12 @@ struct ParticleState {
   std::vector<double> masses;
 };
 
+/// CG iterations and final relative residual of a pressure solve.
+struct PressureSolve {
+  int iterations = 0;
+  double residual = 0.0;
+};
+
 /// The grid's state copied to the host: mass and velocity (D values) per grid vertex, vertices
 /// numbered x fastest.
 struct GridState {
@@ -83,6 +89,8 @@ public:
   /// Particles outside the grid at the last rebin() (the walls keep them in: 0); reads one value
   /// back from the device.
   [[nodiscard]] std::int32_t outside_count() const;
+  /// The last pressure solve of the incompressible fluid (zeros for other materials).
+  [[nodiscard]] PressureSolve pressure_solve() const;
   /// The grid as a quadrilateral or hexahedron mesh on the host (for output).
   [[nodiscard]] geometry::MeshData grid_mesh() const;
   [[nodiscard]] memory::Pool& pool() const;

@@ -1,0 +1,177 @@
+// The command line of the MPM programs: scene flags, the run with its progress line, frames and
+// memory report.
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <exception>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "apps/mpm/command_line.hpp"
+
+#include "apps/mpm/frames.hpp"
+#include "apps/mpm/options.hpp"
+#include "apps/mpm/scene.hpp"
+#include "apps/mpm/simulation.hpp"
+#include "memory/device_resource.hpp"
+#include "memory/error.hpp"
+#include "memory/ledger.hpp"
+
+namespace afem::apps::mpm {
+namespace {
+
+struct Options {
+  SceneOptions scene;
+  std::int64_t steps = 2000;
+  std::int64_t every = 100;
+  std::string out;
+  bool memory_report = false;
+  bool help = false;
+};
+
+void print_help(const Program& program) {
+  std::printf(
+      "%s: %s\n\n"
+      "usage: %s [options]\n%s"
+      "  --steps N                 time steps to run (default 2000)\n"
+      "  --out DIR                 write particle (.vtp) and grid (.vtu) frames and the\n"
+      "                            ParaView collections particles.pvd, grid.pvd into DIR\n"
+      "  --every N                 steps between frames (default 100)\n"
+      "  --memory-report           print the pool's and the step arena's memory at the end\n"
+      "  --help                    this text\n",
+      program.name, program.summary, program.name, scene_flags_help());
+}
+
+Options parse(int argc, char** argv, const Program& program) {
+  Options options;
+  options.scene.kind = program.default_scene;
+  options.scene.incompressible = program.incompressible;
+  for (int i = 1; i < argc; ++i) {
+    const std::string_view flag = argv[i];
+    if (flag == "--help" || flag == "-h") {
+      options.help = true;
+      continue;
+    }
+    if (flag == "--memory-report") {
+      options.memory_report = true;
+      continue;
+    }
+    if (i + 1 >= argc) {
+      throw Error(std::string(program.name) + ": " + std::string(flag) +
+                  " needs a value (see --help)");
+    }
+    const std::string_view value = argv[++i];
+    if (parse_scene_flag(flag, value, options.scene)) {
+      continue;
+    }
+    if (flag == "--steps") {
+      options.steps = parse_integer(flag, value, 0, std::int64_t{1} << 40);
+    } else if (flag == "--every") {
+      options.every = parse_integer(flag, value, 1, std::int64_t{1} << 40);
+    } else if (flag == "--out") {
+      options.out = value;
+    } else {
+      throw Error(std::string(program.name) + ": unknown option '" + std::string(flag) +
+                  "' (see --help)");
+    }
+  }
+  return options;
+}
+
+void print_memory_report(memory::Pool& pool, memory::Arena& arena) {
+  const memory::PoolStats stats = pool.stats();
+  std::printf("memory: pool live %s, reserved %s, upstream allocations %llu, frees %llu\n",
+              memory::format_bytes(stats.live_bytes).c_str(),
+              memory::format_bytes(stats.reserved_bytes).c_str(),
+              static_cast<unsigned long long>(stats.upstream_allocations),
+              static_cast<unsigned long long>(stats.upstream_frees));
+  std::printf("        step arena: chunks %s, peak use %s, resets %llu\n",
+              memory::format_bytes(arena.stats().reserved_bytes).c_str(),
+              memory::format_bytes(arena.stats().peak_used_bytes).c_str(),
+              static_cast<unsigned long long>(arena.stats().generation));
+  const memory::LedgerSnapshot ledger = pool.ledger();
+  std::printf("        live by label (pool):\n");
+  for (const memory::LedgerEntry& entry : ledger.entries) {
+    if (entry.live_bytes > 0) {
+      std::printf("          %-40s %12s\n", entry.label.c_str(),
+                  memory::format_bytes(entry.live_bytes).c_str());
+    }
+  }
+}
+
+template <int D>
+void run(const Scene& scene, const Options& options, memory::Pool& pool, memory::Arena& arena) {
+  Simulation<D> simulation(scene, pool, arena);
+  std::printf("scene %s %dD: %d particles (%s), grid %d^%d, dt %.3g s, %lld steps\n",
+              to_string(scene.kind).c_str(), D, simulation.particle_count(),
+              to_string(scene.material.kind).c_str(), scene.resolution, D, scene.dt,
+              static_cast<long long>(options.steps));
+  std::optional<FrameWriter> frames;
+  if (!options.out.empty()) {
+    frames.emplace(options.out, simulation.grid_mesh());
+    frames->write(simulation);
+  }
+  const bool terminal = isatty(fileno(stdout)) != 0;
+  using Clock = std::chrono::steady_clock;
+  const auto start = Clock::now();
+  for (std::int64_t s = 1; s <= options.steps; ++s) {
+    simulation.step();
+    if (frames && s % options.every == 0) {
+      frames->write(simulation);
+    }
+    if (terminal && (s % 10 == 0 || s == options.steps)) {
+      const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
+      std::printf("\rstep %lld/%lld  t = %.4f s  %.0f steps/s", static_cast<long long>(s),
+                  static_cast<long long>(options.steps), simulation.time(),
+                  static_cast<double>(s) / seconds);
+      if (scene.material.kind == MaterialKind::incompressible_fluid) {
+        std::printf("  pressure CG %d iterations", simulation.pressure_solve().iterations);
+      }
+      std::printf("   ");
+      std::fflush(stdout);
+    }
+  }
+  if (terminal) {
+    std::printf("\n");
+  }
+  const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
+  std::printf("ran %lld steps to t = %.4f s in %.2f s: %.3g particle-steps/s\n",
+              static_cast<long long>(options.steps), simulation.time(), seconds,
+              static_cast<double>(options.steps) * simulation.particle_count() /
+                  (seconds > 0.0 ? seconds : 1.0));
+  if (frames) {
+    std::printf("wrote %d frames to %s (open particles.pvd and grid.pvd in ParaView)\n",
+                frames->frames_written(), frames->directory().c_str());
+  }
+  if (options.memory_report) {
+    print_memory_report(pool, arena);
+  }
+}
+
+}  // namespace
+
+int run_command_line(int argc, char** argv, const Program& program) {
+  try {
+    const Options options = parse(argc, argv, program);
+    if (options.help) {
+      print_help(program);
+      return 0;
+    }
+    const Scene scene = make_scene(options.scene);
+    memory::Pool pool(memory::device_resource(), {.name = program.name});
+    memory::Arena arena(pool, {"step", 16 << 20, 0});
+    if (scene.dimension == 2) {
+      run<2>(scene, options, pool, arena);
+    } else {
+      run<3>(scene, options, pool, arena);
+    }
+    return 0;
+  } catch (const std::exception& error) {
+    std::fprintf(stderr, "%s\n", error.what());
+    return 1;
+  }
+}
+
+}  // namespace afem::apps::mpm
