@@ -311,7 +311,7 @@ Scene incompressible_scene(SceneKind kind, int resolution) {
 // apic_fluid: the dam collapses and its front runs along the floor at a bounded speed; the
 // pressure solve converges every step.
 TEST_F(MpmTest, IncompressibleDamBreakFlowsAlongTheFloor) {
-  const Scene scene = incompressible_scene(SceneKind::dam_break, 16);
+  const Scene scene = incompressible_scene(SceneKind::dam_break, 32);
   Simulation<2> simulation(scene, *pool_, *arena_);
   while (simulation.time() < 0.25) {
     simulation.step();
@@ -330,7 +330,7 @@ TEST_F(MpmTest, IncompressibleDamBreakFlowsAlongTheFloor) {
 // The collocated projection is approximate: water at rest keeps small velocities (compare the
 // weakly compressible fluid above, which stays below 1e-4 m/s).
 TEST_F(MpmTest, IncompressibleStillWaterStaysNearlyAtRest) {
-  const Scene scene = incompressible_scene(SceneKind::still_water, 16);
+  const Scene scene = incompressible_scene(SceneKind::still_water, 32);
   const ParticleState state = run<2>(scene, 200);
   EXPECT_LT(max_speed(state, 2), 0.05);
 }
