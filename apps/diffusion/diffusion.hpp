@@ -29,12 +29,13 @@
 #include "quadrature/quadrature.hpp"
 
 /// Calls X(Geometry, Degree) for every case solve() is compiled for.
-#define AFEM_DIFFUSION_FOR_EACH_CASE(X)                                                         \
-  X(geometry::Grid2D, 1)                                                                        \
-  X(geometry::Grid2D, 2)                                                                        \
-  X(geometry::Grid3D, 1) X(geometry::Grid3D, 2) X(geometry::Trimesh, 1) X(geometry::Trimesh, 2) \
-      X(geometry::Quadmesh, 1) X(geometry::Quadmesh, 2) X(geometry::Tetmesh, 1)                 \
-          X(geometry::Tetmesh, 2) X(geometry::Hexmesh, 1) X(geometry::Hexmesh, 2)
+// clang-format off
+#define AFEM_DIFFUSION_FOR_EACH_CASE(X)                                                  \
+  X(geometry::Grid2D, 1) X(geometry::Grid2D, 2) X(geometry::Grid3D, 1)                   \
+  X(geometry::Grid3D, 2) X(geometry::Trimesh, 1) X(geometry::Trimesh, 2)                 \
+  X(geometry::Quadmesh, 1) X(geometry::Quadmesh, 2) X(geometry::Tetmesh, 1)              \
+  X(geometry::Tetmesh, 2) X(geometry::Hexmesh, 1) X(geometry::Hexmesh, 2)
+// clang-format on
 
 namespace afem::apps::diffusion {
 
