@@ -1,11 +1,13 @@
 // memory_stability: runs an MPM scene for many steps and shows that its memory stays flat. Every
 // --every steps it prints host RSS, the pool's live and reserved bytes, the step arena's
-// high-water mark and the upstream allocations since the last line; it writes the same as CSV and
-// an SVG plot, ends with a JSON summary, and exits with 1 when, after the warm-up steps, any
-// upstream allocation happened or the reserved bytes changed.
+// high-water mark, the upstream allocations since the last line and the calls to the host's
+// malloc made inside the steps since the last line; it writes the same as CSV and an SVG plot,
+// ends with a JSON summary, and exits with 1 when, after the warm-up steps, any upstream
+// allocation happened or the reserved bytes changed.
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -22,6 +24,35 @@
 #include "memory/device_resource.hpp"
 #include "memory/error.hpp"
 #include "memory/ledger.hpp"
+
+// Calls to the host allocator, counted by interposing malloc, calloc and realloc (glibc's own
+// entry points do the work). operator new goes through malloc, so it is counted too.
+extern "C" {
+void* __libc_malloc(std::size_t size);                     // NOLINT
+void* __libc_calloc(std::size_t count, std::size_t size);  // NOLINT
+void* __libc_realloc(void* pointer, std::size_t size);     // NOLINT
+}
+
+namespace {
+std::atomic<std::uint64_t> malloc_calls{0};
+}  // namespace
+
+extern "C" {
+// NOLINTBEGIN(cppcoreguidelines-no-malloc)
+void* malloc(std::size_t size) {
+  malloc_calls.fetch_add(1, std::memory_order_relaxed);
+  return __libc_malloc(size);
+}
+void* calloc(std::size_t count, std::size_t size) {
+  malloc_calls.fetch_add(1, std::memory_order_relaxed);
+  return __libc_calloc(count, size);
+}
+void* realloc(void* pointer, std::size_t size) {
+  malloc_calls.fetch_add(1, std::memory_order_relaxed);
+  return __libc_realloc(pointer, size);
+}
+// NOLINTEND(cppcoreguidelines-no-malloc)
+}
 
 namespace afem {
 namespace {
@@ -43,6 +74,7 @@ struct Sample {
   double reserved = 0.0;
   double arena_high_water = 0.0;
   std::uint64_t upstream_allocations = 0;  ///< since the previous line
+  std::uint64_t host_allocations = 0;  ///< malloc calls inside the steps since the previous line
 };
 
 void print_help() {
@@ -147,7 +179,7 @@ void write_svg(const std::filesystem::path& file, const std::vector<Sample>& sam
     out << "<line x1=\"" << left << "\" x2=\"" << width - right << "\" y1=\"" << y_of(value)
         << "\" y2=\"" << y_of(value) << "\" stroke=\"#ddd\"/>\n"
         << "<text x=\"" << left - 8 << "\" y=\"" << y_of(value) + 4 << "\" text-anchor=\"end\">"
-        << static_cast<int>(value + 0.5) << "</text>\n";
+        << std::round(value * 10.0) / 10.0 << "</text>\n";
   }
   out << "<text x=\"18\" y=\"" << (top + height - bottom) / 2 << "\" transform=\"rotate(-90 18 "
       << (top + height - bottom) / 2 << ")\" text-anchor=\"middle\">MiB</text>\n"
@@ -187,6 +219,10 @@ int run(const Options& options) {
       static_cast<long long>(options.steps), static_cast<long long>(options.warmup));
 
   std::vector<Sample> samples;
+  samples.reserve(static_cast<std::size_t>(options.steps / options.every) + 2);
+  std::uint64_t step_allocations = 0;  // malloc calls inside simulation.step()
+  std::uint64_t last_step_allocations = 0;
+  std::uint64_t warm_step_allocations = 0;
   std::uint64_t last_upstream = pool.stats().upstream_allocations;
   std::uint64_t warm_allocations = 0;
   std::uint64_t warm_frees = 0;
@@ -203,12 +239,15 @@ int run(const Options& options) {
     s.arena_high_water = static_cast<double>(arena.stats().peak_used_bytes);
     s.upstream_allocations = stats.upstream_allocations - last_upstream;
     last_upstream = stats.upstream_allocations;
+    s.host_allocations = step_allocations - last_step_allocations;
+    last_step_allocations = step_allocations;
     samples.push_back(s);
     std::printf(
         "step %lld host_rss=%.2f MiB pool_live=%.2f MiB reserved=%.2f MiB arena_hw=%.2f "
-        "MiB upstream_allocs=+%llu captures=0\n",
+        "MiB upstream_allocs=+%llu host_mallocs=+%llu captures=0\n",
         static_cast<long long>(step), mib(s.host_rss), mib(s.pool_live), mib(s.reserved),
-        mib(s.arena_high_water), static_cast<unsigned long long>(s.upstream_allocations));
+        mib(s.arena_high_water), static_cast<unsigned long long>(s.upstream_allocations),
+        static_cast<unsigned long long>(s.host_allocations));
     std::fflush(stdout);
   };
 
@@ -216,9 +255,12 @@ int run(const Options& options) {
   using Clock = std::chrono::steady_clock;
   Clock::time_point measured_start;
   for (std::int64_t step = 1; step <= options.steps; ++step) {
+    const std::uint64_t before = malloc_calls.load(std::memory_order_relaxed);
     simulation.step();
+    step_allocations += malloc_calls.load(std::memory_order_relaxed) - before;
     const memory::PoolStats stats = pool.stats();
     if (step == options.warmup) {
+      warm_step_allocations = step_allocations;
       warm_allocations = stats.upstream_allocations;
       warm_frees = stats.upstream_frees;
       reserved_min = reserved_max = stats.reserved_bytes;
@@ -241,7 +283,7 @@ int run(const Options& options) {
   {
     std::ofstream csv(options.out / "memory.csv");
     csv << "step,host_rss_bytes,pool_live_bytes,reserved_bytes,arena_high_water_bytes,"
-           "upstream_allocations\n";
+           "upstream_allocations,host_mallocs_in_steps\n";
     for (const Sample& s : samples) {
       csv << s.step << ',' << static_cast<long long>(s.host_rss) << ','
           << static_cast<long long>(s.pool_live) << ',' << static_cast<long long>(s.reserved) << ','
@@ -264,6 +306,8 @@ int run(const Options& options) {
   field("warmup_steps", std::to_string(options.warmup));
   field("upstream_allocations_after_warmup", std::to_string(allocations));
   field("upstream_frees_after_warmup", std::to_string(frees));
+  field("host_mallocs_in_steps_after_warmup",
+        std::to_string(step_allocations - warm_step_allocations));
   field("reserved_bytes_min_after_warmup", std::to_string(reserved_min));
   field("reserved_bytes_max_after_warmup", std::to_string(reserved_max));
   field("host_rss_growth_bytes",

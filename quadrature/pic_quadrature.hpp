@@ -253,8 +253,8 @@ public:
   }
 
 private:
-  const G* geometry_;
-  memory::Pool* pool_;
+  const G* geometry_ = nullptr;
+  memory::Pool* pool_ = nullptr;
   PicCapacity capacity_;
   std::int32_t particle_count_ = 0;
   std::int32_t element_count_ = 0;

@@ -8,7 +8,7 @@ cd "$(dirname "$0")/.."
 source scripts/deps.sh
 jobs=$(nproc)
 
-step() { printf '\n=== %s ===\n' "$*"; }
+step() { printf '\n=== %s (%s) ===\n' "$*" "$(date +%T)"; }
 
 step "release: build and test"
 cmake --preset release >/dev/null

@@ -120,6 +120,19 @@ AFEM_HOST_DEVICE void symmetric_eigen(Eigen::Matrix<double, D, D> a,
   }
 }
 
+/// The Hencky (logarithmic) strain of F in the principal frame of b = F F^T: b = u diag(e^(2 eps))
+/// u^T.
+template <int D>
+AFEM_HOST_DEVICE void hencky_strain(const Eigen::Matrix<double, D, D>& f,
+                                    Eigen::Matrix<double, D, 1>& eps,
+                                    Eigen::Matrix<double, D, D>& u) {
+  Eigen::Matrix<double, D, 1> stretch2;
+  symmetric_eigen<D>(f * f.transpose(), stretch2, u);
+  for (int d = 0; d < D; ++d) {
+    eps[d] = 0.5 * std::log(stretch2[d]);
+  }
+}
+
 }  // namespace detail
 
 /// The Kirchhoff stress of a particle with deformation gradient `f`.
@@ -143,13 +156,9 @@ AFEM_HOST_DEVICE Eigen::Matrix<double, D, D> kirchhoff_stress(
     case MaterialKind::sand:
     default: {
       // St. Venant-Kirchhoff on the Hencky strain: tau = U (2 mu eps + lambda tr(eps)) U^T.
-      Eigen::Matrix<double, D, 1> stretch2;
-      Matrix u;
-      detail::symmetric_eigen<D>(f * f.transpose(), stretch2, u);
       Eigen::Matrix<double, D, 1> eps;
-      for (int d = 0; d < D; ++d) {
-        eps[d] = 0.5 * std::log(stretch2[d]);
-      }
+      Matrix u;
+      detail::hencky_strain<D>(f, eps, u);
       const double trace = eps.sum();
       Eigen::Matrix<double, D, 1> principal;
       for (int d = 0; d < D; ++d) {
@@ -177,13 +186,9 @@ AFEM_HOST_DEVICE Eigen::Matrix<double, D, D> project_deformation(
     const double j = f.determinant();
     return std::pow(j, 1.0 / D) * Matrix::Identity();
   }
-  Eigen::Matrix<double, D, 1> stretch2;
-  Matrix u;
-  detail::symmetric_eigen<D>(f * f.transpose(), stretch2, u);
   Eigen::Matrix<double, D, 1> eps;
-  for (int d = 0; d < D; ++d) {
-    eps[d] = 0.5 * std::log(stretch2[d]);
-  }
+  Matrix u;
+  detail::hencky_strain<D>(f, eps, u);
   const double trace = eps.sum();
   Eigen::Matrix<double, D, 1> projected = eps;
   if (trace >= 0.0) {

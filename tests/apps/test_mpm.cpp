@@ -164,6 +164,8 @@ public:
   ~Threads() { omp_set_num_threads(previous_); }
   Threads(const Threads&) = delete;
   Threads& operator=(const Threads&) = delete;
+  Threads(Threads&&) = delete;
+  Threads& operator=(Threads&&) = delete;
 
 private:
   int previous_;

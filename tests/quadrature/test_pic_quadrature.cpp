@@ -158,9 +158,11 @@ TEST_F(PicRebinTest, BinsIntoThePartitionsCells) {
   const Cells cells(partition);
   PicQuadrature pic(cells, *pool_);
   std::vector<double> positions;  // particle c at the centre of cell c
-  for (int c = 0; c < 16; ++c) {
-    positions.push_back((c % 4 + 0.5) / 4.0);
-    positions.push_back((c / 4 + 0.5) / 4.0);
+  for (int row = 0; row < 4; ++row) {
+    for (int column = 0; column < 4; ++column) {
+      positions.push_back((column + 0.5) / 4.0);
+      positions.push_back((row + 0.5) / 4.0);
+    }
   }
   auto x = memory::borrow_temporary<double>(*pool_, positions.size(), "test.positions");
   auto m = memory::borrow_temporary<double>(*pool_, 16, "test.measures");
