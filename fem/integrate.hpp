@@ -473,7 +473,8 @@ void integrate(memory::ArrayView<double> vector, const Q& quadrature, const Test
   thrust::copy(policy, restriction.element_nodes.begin(), restriction.element_nodes.end(),
                node.begin());
   thrust::sequence(policy, index.begin(), index.end());
-  thrust::stable_sort_by_key(policy, node.begin(), node.end(), index.begin());
+  thrust::stable_sort_by_key(memory::arena_sort_policy(scratch, "integrate.sort"), node.begin(),
+                             node.end(), index.begin());
   thrust::fill(policy, vector.begin(), vector.end(), 0.0);
   thrust::for_each_n(
       policy, thrust::counting_iterator<std::size_t>(0), pairs,

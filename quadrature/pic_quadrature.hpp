@@ -231,7 +231,8 @@ public:
                          fraction[i] = cell < 0 ? 0.0 : measures[i] / view.cell_measure(cell);
                          measure[i] = cell < 0 ? 0.0 : measures[i];
                        });
-    thrust::stable_sort_by_key(policy, key.begin(), key.end(), indices.begin());
+    thrust::stable_sort_by_key(memory::arena_sort_policy(scratch, "PicQuadrature.sort"),
+                               key.begin(), key.end(), indices.begin());
     thrust::for_each_n(policy, thrust::counting_iterator<std::int32_t>(0), elements + 1,
                        [=] AFEM_HOST_DEVICE(std::int32_t c) {
                          // First sorted particle whose cell is c or later.
