@@ -109,11 +109,11 @@ Options parse(int argc, char** argv) {
       continue;
     }
     if (flag == "--steps") {
-      options.steps = apps::mpm::parse_integer(flag, value, 1, std::int64_t{1} << 40);
+      options.steps = apps::parse_integer(flag, value, 1, std::int64_t{1} << 40);
     } else if (flag == "--every") {
-      options.every = apps::mpm::parse_integer(flag, value, 1, std::int64_t{1} << 40);
+      options.every = apps::parse_integer(flag, value, 1, std::int64_t{1} << 40);
     } else if (flag == "--warmup") {
-      options.warmup = apps::mpm::parse_integer(flag, value, 1, std::int64_t{1} << 40);
+      options.warmup = apps::parse_integer(flag, value, 1, std::int64_t{1} << 40);
     } else if (flag == "--out") {
       options.out = std::string(value);
     } else {

@@ -7,6 +7,7 @@
 #include <string>
 #include <string_view>
 
+#include "apps/common/flag_values.hpp"
 #include "apps/diffusion/diffusion.hpp"
 #include "geometry/box_mesh.hpp"
 #include "geometry/gmsh.hpp"
@@ -48,26 +49,6 @@ struct Options {
   std::string out;
 };
 
-int parse_int(std::string_view flag, const char* text) {
-  char* end = nullptr;
-  const long value = std::strtol(text, &end, 10);
-  if (end == text || *end != '\0' || value < 1 || value > 1 << 20) {
-    throw Error("diffusion: " + std::string(flag) + " expects a positive integer, got '" + text +
-                "'");
-  }
-  return static_cast<int>(value);
-}
-
-double parse_positive(std::string_view flag, const char* text) {
-  char* end = nullptr;
-  const double value = std::strtod(text, &end);
-  if (end == text || *end != '\0' || !(value > 0.0) || !std::isfinite(value)) {
-    throw Error("diffusion: " + std::string(flag) + " expects a positive number, got '" + text +
-                "'");
-  }
-  return value;
-}
-
 Options parse(int argc, char** argv) {
   Options options;
   for (int i = 1; i < argc; ++i) {
@@ -88,23 +69,23 @@ Options parse(int argc, char** argv) {
                     options.geometry + "'");
       }
     } else if (flag == "--dim") {
-      options.dimension = parse_int(flag, value);
+      options.dimension = static_cast<int>(apps::parse_integer(flag, value, 1, 1 << 20));
       if (options.dimension != 2 && options.dimension != 3) {
         throw Error("diffusion: --dim expects 2 or 3");
       }
     } else if (flag == "--mesh") {
       options.mesh = value;
     } else if (flag == "--degree") {
-      options.degree = parse_int(flag, value);
+      options.degree = static_cast<int>(apps::parse_integer(flag, value, 1, 1 << 20));
       if (options.degree > 2) {
         throw Error("diffusion: --degree expects 1 or 2");
       }
     } else if (flag == "--resolution") {
-      options.resolution = parse_int(flag, value);
+      options.resolution = static_cast<int>(apps::parse_integer(flag, value, 1, 1 << 20));
     } else if (flag == "--viscosity") {
-      options.viscosity = parse_positive(flag, value);
+      options.viscosity = apps::parse_positive(flag, value);
     } else if (flag == "--tolerance") {
-      options.tolerance = parse_positive(flag, value);
+      options.tolerance = apps::parse_positive(flag, value);
     } else if (flag == "--out") {
       options.out = value;
     } else {

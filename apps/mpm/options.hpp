@@ -1,23 +1,14 @@
 #pragma once
 
 /// @file
-/// Command-line parsing shared by the MPM app and the memory-stability benchmark: the scene flags
-/// and number parsing with errors that name the flag.
+/// Command-line parsing shared by the MPM apps and the memory-stability benchmark: the scene flags.
 
-#include <cstdint>
 #include <string_view>
 
+#include "apps/common/flag_values.hpp"
 #include "apps/mpm/scene.hpp"
 
 namespace afem::apps::mpm {
-
-/// The integer `value` of `flag`; throws afem::Error naming the flag unless it is a whole number
-/// in [min, max].
-std::int64_t parse_integer(std::string_view flag, std::string_view value, std::int64_t min,
-                           std::int64_t max);
-
-/// The positive finite number `value` of `flag`; throws afem::Error naming the flag otherwise.
-double parse_positive(std::string_view flag, std::string_view value);
 
 /// Applies `flag` `value` to `options` when it is a scene flag (--scene, --dim, --resolution,
 /// --particles-per-cell, --dt); returns false for other flags. Throws afem::Error naming the flag
