@@ -14,6 +14,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <concepts>
 #include <cstdint>
 #include <cstdio>
 #include <string>
@@ -162,28 +163,40 @@ std::int32_t invert_diagonal(memory::ArrayView<double> d, bool blocks, std::int3
       rows, thrust::minimum<std::int32_t>());
 }
 
-/// Work vectors and the preconditioner of one solve, all in the arena.
+/// A BsrMatrix seen as a linear operator with B x B diagonal blocks.
 template <int B>
+struct BsrOperator {
+  const BsrMatrix<B>* matrix;
+  [[nodiscard]] std::int64_t rows() const { return matrix->rows(); }
+  void apply(memory::ArrayView<const double> x, memory::ArrayView<double> y,
+             memory::Arena& scratch) const {
+    spmv(*matrix, x, y, scratch);
+  }
+  void diagonal(memory::ArrayView<double> d, memory::Arena& scratch) const {
+    block_diagonal(*matrix, d, scratch);
+  }
+};
+
+/// Work vectors and the preconditioner of one solve, all in the arena. `Op` gives rows(),
+/// apply(x, y, scratch) and diagonal(d, scratch) (B * B values per block row).
+template <int B, class Op>
 class KrylovWorkspace {
 public:
-  KrylovWorkspace(const BsrMatrix<B>& a, Preconditioner kind, memory::Arena& scratch)
+  KrylovWorkspace(const Op& a, Preconditioner kind, memory::Arena& scratch)
       : a_(&a),
         scratch_(&scratch),
         kind_(kind),
         n_(static_cast<std::size_t>(a.rows())),
         policy_(memory::arena_policy(scratch, "solver.thrust")) {
-    AFEM_EXPECTS(a.block_rows() == a.block_columns(), "solver: the matrix is not square (" +
-                                                          std::to_string(a.rows()) + " x " +
-                                                          std::to_string(a.columns()) + ")");
     if (kind_ == Preconditioner::none) {
       return;
     }
     memory::replace_owned(
         inverse_, memory::borrow_temporary<double>(scratch, n_ * B, "solver.preconditioner"));
-    block_diagonal(a, inverse_.view(), scratch);
+    a.diagonal(inverse_.view(), scratch);
     const memory::ArrayView<double> d = inverse_.view();
     const bool blocks = kind_ == Preconditioner::block_jacobi;
-    const std::int32_t rows = a.block_rows();
+    const auto rows = static_cast<std::int32_t>(n_ / B);
     const std::int32_t bad = invert_diagonal<B>(d, blocks, rows, scratch);
     AFEM_EXPECTS(bad == rows, "solver: the diagonal block of block row " + std::to_string(bad) +
                                   " is singular; the Jacobi preconditioner cannot invert it");
@@ -222,7 +235,7 @@ public:
   }
   /// y = A x
   void apply(memory::ArrayView<const double> x, memory::ArrayView<double> y) {
-    spmv(*a_, x, y, *scratch_);
+    a_->apply(x, y, *scratch_);
   }
   /// z = M^-1 r
   void precondition(memory::ArrayView<const double> r, memory::ArrayView<double> z) {
@@ -248,7 +261,7 @@ public:
   }
 
 private:
-  const BsrMatrix<B>* a_;
+  const Op* a_;
   memory::Arena* scratch_;
   Preconditioner kind_;
   std::size_t n_;
@@ -265,18 +278,14 @@ inline void check_vectors(std::size_t b, std::size_t x, std::int64_t rows, const
                    " rows");
 }
 
-}  // namespace detail
-
-/// Solves A x = b by preconditioned conjugate gradients from the initial guess in x. A must be
-/// symmetric positive definite: a non-positive curvature p.Ap throws SolverError ("not positive
-/// definite"), as does reaching max_iterations.
-template <int B>
-SolveResult cg(const BsrMatrix<B>& a, memory::ArrayView<const double> b,
-               memory::ArrayView<double> x, memory::Arena& scratch,
-               const SolveOptions& options = {}) {
-  detail::check_vectors(b.size(), x.size(), a.rows(), "cg");
-  detail::KrylovWorkspace<B> work(a, options.preconditioner, scratch);
-  detail::ResidualHistory history;
+/// The conjugate-gradient iteration of cg() on any operator with B x B diagonal blocks.
+template <int B, class Op>
+SolveResult conjugate_gradients(const Op& a, memory::ArrayView<const double> b,
+                                memory::ArrayView<double> x, memory::Arena& scratch,
+                                const SolveOptions& options) {
+  check_vectors(b.size(), x.size(), a.rows(), "cg");
+  KrylovWorkspace<B, Op> work(a, options.preconditioner, scratch);
+  ResidualHistory history;
   const auto r = work.vector("cg.r");
   const auto z = work.vector("cg.z");
   const auto p = work.vector("cg.p");
@@ -316,14 +325,51 @@ SolveResult cg(const BsrMatrix<B>& a, memory::ArrayView<const double> b,
                     history.values());
 }
 
+}  // namespace detail
+
+/// A linear operator that the solvers can use in place of a BsrMatrix: its number of rows,
+/// y = A x, and its diagonal (for Jacobi). The operator keeps whatever it applies; the solver
+/// borrows only its work vectors.
+template <class Op>
+concept LinearOperator = requires(const Op& a, memory::ArrayView<const double> x,
+                                  memory::ArrayView<double> y, memory::Arena& scratch) {
+  { a.rows() } -> std::convertible_to<std::int64_t>;
+  a.apply(x, y, scratch);
+  a.diagonal(y, scratch);
+};
+
+/// Solves A x = b by preconditioned conjugate gradients from the initial guess in x. A must be
+/// symmetric positive definite: a non-positive curvature p.Ap throws SolverError ("not positive
+/// definite"), as does reaching max_iterations.
+template <int B>
+SolveResult cg(const BsrMatrix<B>& a, memory::ArrayView<const double> b,
+               memory::ArrayView<double> x, memory::Arena& scratch,
+               const SolveOptions& options = {}) {
+  AFEM_EXPECTS(a.block_rows() == a.block_columns(), "solver: the matrix is not square (" +
+                                                        std::to_string(a.rows()) + " x " +
+                                                        std::to_string(a.columns()) + ")");
+  return detail::conjugate_gradients<B>(detail::BsrOperator<B>{&a}, b, x, scratch, options);
+}
+
+/// cg() on a matrix-free symmetric positive definite operator (block Jacobi is Jacobi here).
+template <LinearOperator Op>
+SolveResult cg(const Op& a, memory::ArrayView<const double> b, memory::ArrayView<double> x,
+               memory::Arena& scratch, const SolveOptions& options = {}) {
+  return detail::conjugate_gradients<1>(a, b, x, scratch, options);
+}
+
 /// Solves A x = b by right-preconditioned BiCGStab from the initial guess in x. Throws
 /// SolverError on breakdown (rho or omega vanishing) or after max_iterations.
 template <int B>
 SolveResult bicgstab(const BsrMatrix<B>& a, memory::ArrayView<const double> b,
                      memory::ArrayView<double> x, memory::Arena& scratch,
                      const SolveOptions& options = {}) {
+  AFEM_EXPECTS(a.block_rows() == a.block_columns(), "solver: the matrix is not square (" +
+                                                        std::to_string(a.rows()) + " x " +
+                                                        std::to_string(a.columns()) + ")");
   detail::check_vectors(b.size(), x.size(), a.rows(), "bicgstab");
-  detail::KrylovWorkspace<B> work(a, options.preconditioner, scratch);
+  const detail::BsrOperator<B> op{&a};
+  detail::KrylovWorkspace<B, detail::BsrOperator<B>> work(op, options.preconditioner, scratch);
   detail::ResidualHistory history;
   const auto r = work.vector("bicgstab.r");
   const auto r0 = work.vector("bicgstab.r0");

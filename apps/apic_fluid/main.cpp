@@ -1,6 +1,7 @@
 // apic_fluid: incompressible APIC fluid in the unit box (particle to grid through a
-// PicQuadrature, a pressure Poisson solve by CG on the assembled BSR Laplacian, grid to particle),
-// with ParaView frames and a memory report.
+// PicQuadrature, a projection that makes the grid velocity divergence-free over the fluid by CG on
+// B M^-1 B^T with B assembled as BSR matrices, grid to particle), with ParaView frames and a
+// memory report.
 #include "apps/mpm/command_line.hpp"
 
 int main(int argc, char** argv) {
@@ -8,7 +9,7 @@ int main(int argc, char** argv) {
   return afem::apps::mpm::run_command_line(
       argc, argv,
       {"apic_fluid",
-       "incompressible APIC fluid in the unit box (dam_break or still_water); pressure by CG on "
-       "the assembled Laplacian",
+       "incompressible APIC fluid in the unit box (dam_break or still_water); the grid velocity "
+       "is projected to be divergence-free over the fluid (CG on B M^-1 B^T)",
        SceneKind::dam_break, true});
 }

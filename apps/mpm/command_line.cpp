@@ -127,7 +127,9 @@ void run(const Scene& scene, const Options& options, memory::Pool& pool, memory:
                   static_cast<long long>(options.steps), simulation.time(),
                   static_cast<double>(s) / seconds);
       if (scene.material.kind == MaterialKind::incompressible_fluid) {
-        std::printf("  pressure CG %d iterations", simulation.pressure_solve().iterations);
+        const PressureSolve solve = simulation.pressure_solve();
+        std::printf("  pressure CG %d iterations, divergence left %.1e", solve.iterations,
+                    solve.divergence);
       }
       std::printf("   ");
       std::fflush(stdout);

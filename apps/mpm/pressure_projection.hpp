@@ -1,17 +1,31 @@
 #pragma once
 
 /// @file
-/// PressureProjection<D>: makes a grid velocity divergence-free for the incompressible fluid.
-/// Solves int grad p . grad q = -(1/dt) int_fluid q div u* for the pressure (per unit density) on
-/// the Q1 nodes of the grid, with p = 0 on nodes between the walls that hold no fluid (air: the
-/// free surface) and dp/dn = 0 on the walls, by CG with Jacobi on the Laplacian assembled over the
-/// whole grid, then sets u = u* - dt G p with G p the nodal (lumped) gradient of p. Used by
-/// Simulation<D>; compiled by nvcc in the CUDA build.
+/// PressureProjection<D>: makes the grid velocity of the incompressible fluid discretely
+/// divergence-free. The fluid fills each grid cell to a fraction theta_c (the particles' volume in
+/// it over the cell's, at most 1). With B the divergence over the fluid,
+/// B(q, phi_i) = sum_c theta_c int_c q div phi_i for the Q1 pressure functions q and velocity
+/// functions phi_i, M the lumped mass rho sum_c theta_c int_c phi_i, and W = M^-1 on the free
+/// velocity components (0 on the normal components of wall nodes and on nodes without fluid), it
+/// solves B W B^T p = -(1/dt) B u* by CG with Jacobi, p = 0 on nodes without fluid, and sets
+/// u = u* + dt W B^T p. Then B u = -dt (B W B^T p - rhs): the velocity is divergence-free to the
+/// solver's tolerance, and a fluid at rest in gravity is in exact discrete balance. The mass and
+/// divergence come from the cells, not the particles: weighting them by the particles' own
+/// positions makes small position errors grow (at a rate of sqrt(g / dx)). B is kept as one
+/// scalar BSR matrix per component together with its transpose, assembled over the grid each
+/// step (the pattern is built once); B W B^T is applied as their product (formed explicitly it
+/// would couple nodes two cells apart). Used by Simulation<D>; compiled by nvcc in the CUDA build.
 
+#include <thrust/copy.h>
 #include <thrust/for_each.h>
+#include <thrust/inner_product.h>
 #include <thrust/iterator/counting_iterator.h>
 
+#include <array>
+#include <cmath>
 #include <cstdint>
+#include <string>
+#include <utility>
 
 #include "fem/bsr_matrix.hpp"
 #include "fem/field.hpp"
@@ -30,90 +44,239 @@
 
 namespace afem::apps::mpm {
 
+/// CG figures of the last projection and the discrete divergence it left: ||B u|| / ||B u*||
+/// over the nodes with fluid.
+struct ProjectionResult {
+  fem::SolveResult solve;
+  double divergence = 0.0;
+};
+
 namespace detail {
 
-/// grad p . grad q
-struct LaplaceForm {
+/// B_d(q, phi) = theta q d(phi)/dx_d: test q (pressure), trial phi (velocity component d).
+struct DivergenceComponentForm {
+  memory::ArrayView<const double> fraction;
+  int component = 0;
   template <class Sample, class Test, class Trial>
-  AFEM_HOST_DEVICE double operator()(const Sample& /*s*/, const Test& q, const Trial& p) const {
-    return fem::dot(p.grad(), q.grad());
+  AFEM_HOST_DEVICE double operator()(const Sample& s, const Test& q, const Trial& phi) const {
+    return fraction[static_cast<std::size_t>(s.cell)] * q.basis_value *
+           phi.basis_gradient[component];
   }
 };
 
-/// scale * div u * q
-struct DivergenceForm {
-  double scale = 1.0;
-  template <class Sample, class Test, class Field>
-  AFEM_HOST_DEVICE double operator()(const Sample& s, const Test& q, const Field& u) const {
-    return scale * u.div(s) * q.value();
+/// B_d^T(phi, q) = d(phi)/dx_d q: test phi (velocity component d), trial q (pressure); the same
+/// products as DivergenceComponentForm, summed in the same order, so the matrix is B_d's exact
+/// transpose.
+struct GradientComponentForm {
+  memory::ArrayView<const double> fraction;
+  int component = 0;
+  template <class Sample, class Test, class Trial>
+  AFEM_HOST_DEVICE double operator()(const Sample& s, const Test& phi, const Trial& q) const {
+    return fraction[static_cast<std::size_t>(s.cell)] * phi.basis_gradient[component] *
+           q.basis_value;
   }
 };
 
-/// grad p . v, and 1 . v for the lumped node weights.
-struct GradientForm {
-  template <class Sample, class Test, class Field>
-  AFEM_HOST_DEVICE double operator()(const Sample& s, const Test& v, const Field& p) const {
-    return fem::dot(p.grad(s), v.value());
-  }
-};
-struct NodeWeightForm {
+/// The lumped mass rho theta phi_i.
+struct FluidMassForm {
+  memory::ArrayView<const double> fraction;
+  double density = 0.0;
   template <class Sample, class Test>
-  AFEM_HOST_DEVICE double operator()(const Sample& /*s*/, const Test& v) const {
-    return v.basis_value;
+  AFEM_HOST_DEVICE double operator()(const Sample& s, const Test& v) const {
+    return density * fraction[static_cast<std::size_t>(s.cell)] * v.basis_value;
   }
 };
 
-/// Dirichlet mask and values of the pressure: nodes without fluid between the walls (air). Nodes
-/// in the wall layers stay free, so that the walls act as dp/dn = 0.
+/// The free velocity components' inverse masses W (D per node) and the pressure's Dirichlet mask
+/// (nodes without fluid). A node is without fluid when its mass is at most `min_mass`; the normal
+/// component of a node within `wall_layers` layers of a wall is held by the wall.
 template <int D>
-struct MarkAirNodes {
+struct MarkUnknowns {
   geometry::GridView<D> grid;
   int wall_layers = 0;
+  double min_mass = 0.0;
   memory::ArrayView<const double> mass;
-  memory::ArrayView<std::uint8_t> mask;
-  memory::ArrayView<double> zero;
-  memory::ArrayView<double> pressure;
+  memory::ArrayView<double> inverse_mass;
+  memory::ArrayView<std::uint8_t> fixed_pressure;
   AFEM_HOST_DEVICE void operator()(std::size_t n) const {
-    bool inside = true;
+    const bool fluid = mass[n] > min_mass;
     auto rest = static_cast<std::int32_t>(n);
     for (int d = 0; d < D; ++d) {
       const std::int32_t index = rest % (grid.resolution[d] + 1);
       rest /= grid.resolution[d] + 1;
-      inside = inside && index > wall_layers && index < grid.resolution[d] - wall_layers;
+      const bool wall = index <= wall_layers || index >= grid.resolution[d] - wall_layers;
+      inverse_mass[n * D + static_cast<std::size_t>(d)] = fluid && !wall ? 1.0 / mass[n] : 0.0;
     }
-    const bool empty = inside && !(mass[n] > 0.0);
-    mask[n] = empty ? 1 : 0;
-    zero[n] = 0.0;
-    if (empty) {
-      pressure[n] = 0.0;
+    fixed_pressure[n] = fluid ? 0 : 1;
+  }
+};
+
+/// The views of one scalar BSR matrix per velocity component (a plain array: kernels copy it).
+template <int D>
+struct ComponentMatrices {
+  fem::BsrView<1> component[D];
+};
+
+/// diagonal[q] = sum_d sum_i B_d(q, i)^2 W_d(i) on free rows, 1 on fixed ones; a free row with a
+/// zero diagonal (no particle sees its pressure) is fixed too.
+template <int D>
+struct SchurDiagonal {
+  ComponentMatrices<D> divergence;
+  memory::ArrayView<const double> inverse_mass;
+  memory::ArrayView<std::uint8_t> fixed_pressure;
+  memory::ArrayView<double> diagonal;
+  AFEM_HOST_DEVICE void operator()(std::int32_t r) const {
+    const auto row = static_cast<std::size_t>(r);
+    double sum = 0.0;
+    for (int d = 0; d < D; ++d) {
+      const fem::BsrView<1>& b = divergence.component[d];
+      for (auto k = b.offsets[row]; k < b.offsets[row + 1]; ++k) {
+        const auto entry = static_cast<std::size_t>(k);
+        const auto column = static_cast<std::size_t>(b.columns[entry]);
+        sum += b.values[entry] * b.values[entry] *
+               inverse_mass[column * D + static_cast<std::size_t>(d)];
+      }
+    }
+    if (fixed_pressure[row] != 0 || !(sum > 0.0)) {
+      fixed_pressure[row] = 1;
+      sum = 1.0;
+    }
+    diagonal[row] = sum;
+  }
+};
+
+/// values[n] *= scale
+struct Scale {
+  double scale = 1.0;
+  memory::ArrayView<double> values;
+  AFEM_HOST_DEVICE void operator()(std::size_t n) const { values[n] *= scale; }
+};
+
+/// out[n] = fixed[n] ? 0 : in[n]
+struct FreeEntries {
+  memory::ArrayView<const double> in;
+  memory::ArrayView<const std::uint8_t> fixed;
+  memory::ArrayView<double> out;
+  AFEM_HOST_DEVICE void operator()(std::size_t n) const { out[n] = fixed[n] != 0 ? 0.0 : in[n]; }
+};
+
+/// out = W B^T x with x read as 0 on the fixed pressure nodes (D values per node).
+template <int D>
+struct ApplyGradient {
+  ComponentMatrices<D> gradient;
+  memory::ArrayView<const double> x;
+  memory::ArrayView<const std::uint8_t> fixed;
+  memory::ArrayView<const double> inverse_mass;
+  memory::ArrayView<double> out;
+  AFEM_HOST_DEVICE void operator()(std::int32_t r) const {
+    const auto row = static_cast<std::size_t>(r);
+    for (int d = 0; d < D; ++d) {
+      const std::size_t slot = row * D + static_cast<std::size_t>(d);
+      if (inverse_mass[slot] == 0.0) {
+        out[slot] = 0.0;
+        continue;
+      }
+      const fem::BsrView<1>& g = gradient.component[d];
+      double sum = 0.0;
+      for (auto k = g.offsets[row]; k < g.offsets[row + 1]; ++k) {
+        const auto entry = static_cast<std::size_t>(k);
+        const auto column = static_cast<std::size_t>(g.columns[entry]);
+        sum += fixed[column] != 0 ? 0.0 : g.values[entry] * x[column];
+      }
+      out[slot] = inverse_mass[slot] * sum;
     }
   }
 };
 
-/// u -= dt * (grad p)_i / w_i on nodes with fluid.
+/// out = B u (u: D values per node) on the free pressure nodes; on fixed ones out = x, or 0 when
+/// x is empty.
 template <int D>
-struct SubtractGradient {
-  memory::ArrayView<const double> mass;
-  memory::ArrayView<const double> gradient;
-  memory::ArrayView<const double> weight;
-  memory::ArrayView<double> velocity;
-  double dt = 0.0;
-  AFEM_HOST_DEVICE void operator()(std::size_t n) const {
-    if (!(mass[n] > 0.0)) {
+struct ApplyDivergence {
+  ComponentMatrices<D> divergence;
+  memory::ArrayView<const double> u;
+  memory::ArrayView<const std::uint8_t> fixed;
+  memory::ArrayView<const double> x;
+  memory::ArrayView<double> out;
+  AFEM_HOST_DEVICE void operator()(std::int32_t r) const {
+    const auto row = static_cast<std::size_t>(r);
+    if (fixed[row] != 0) {
+      out[row] = x.size() > 0 ? x[row] : 0.0;
       return;
     }
-    for (std::size_t d = 0; d < D; ++d) {
-      velocity[n * D + d] -= dt * gradient[n * D + d] / weight[n];
+    double sum = 0.0;
+    for (int d = 0; d < D; ++d) {
+      const fem::BsrView<1>& b = divergence.component[d];
+      for (auto k = b.offsets[row]; k < b.offsets[row + 1]; ++k) {
+        const auto entry = static_cast<std::size_t>(k);
+        const auto column = static_cast<std::size_t>(b.columns[entry]);
+        sum += b.values[entry] * u[column * D + static_cast<std::size_t>(d)];
+      }
     }
+    out[row] = sum;
   }
 };
+
+/// values[k] += scale * in[k]
+struct AddScaled {
+  memory::ArrayView<const double> in;
+  double scale = 1.0;
+  memory::ArrayView<double> values;
+  AFEM_HOST_DEVICE void operator()(std::size_t k) const { values[k] += scale * in[k]; }
+};
+
+/// The pressure operator B W B^T on the free pressure nodes and the identity on the fixed ones,
+/// applied as two passes over the assembled B_d^T and B_d. Borrows everything it uses.
+template <int D>
+class SchurOperator {
+public:
+  SchurOperator(const ComponentMatrices<D>& divergence, const ComponentMatrices<D>& gradient,
+                memory::ArrayView<const double> inverse_mass,
+                memory::ArrayView<const std::uint8_t> fixed_pressure,
+                memory::ArrayView<const double> diagonal, memory::ArrayView<double> product)
+      : divergence_(divergence),
+        gradient_(gradient),
+        inverse_mass_(inverse_mass),
+        fixed_pressure_(fixed_pressure),
+        diagonal_(diagonal),
+        product_(product) {}
+
+  [[nodiscard]] std::int64_t rows() const { return static_cast<std::int64_t>(diagonal_.size()); }
+
+  /// y = B W B^T x on free rows (x read as 0 on fixed ones), y = x on fixed rows.
+  void apply(memory::ArrayView<const double> x, memory::ArrayView<double> y,
+             memory::Arena& scratch) const {
+    const auto rows = static_cast<std::int32_t>(diagonal_.size());
+    auto policy = memory::arena_policy(scratch, "PressureProjection.thrust");
+    thrust::for_each_n(policy, thrust::counting_iterator<std::int32_t>(0), rows,
+                       ApplyGradient<D>{gradient_, x, fixed_pressure_, inverse_mass_, product_});
+    thrust::for_each_n(policy, thrust::counting_iterator<std::int32_t>(0), rows,
+                       ApplyDivergence<D>{divergence_, product_, fixed_pressure_, x, y});
+  }
+
+  void diagonal(memory::ArrayView<double> d, memory::Arena& scratch) const {
+    auto policy = memory::arena_policy(scratch, "PressureProjection.thrust");
+    thrust::copy(policy, diagonal_.begin(), diagonal_.end(), d.begin());
+  }
+
+private:
+  ComponentMatrices<D> divergence_;
+  ComponentMatrices<D> gradient_;
+  memory::ArrayView<const double> inverse_mass_;
+  memory::ArrayView<const std::uint8_t> fixed_pressure_;
+  memory::ArrayView<const double> diagonal_;
+  memory::ArrayView<double> product_;
+};
+
+template <std::size_t... I>
+auto make_matrices(memory::Pool& pool, std::index_sequence<I...> /*components*/) {
+  return std::array<fem::BsrMatrix<1>, sizeof...(I)>{((void)I, fem::BsrMatrix<1>(pool))...};
+}
 
 }  // namespace detail
 
-/// Owns the Laplacian ("BsrMatrix.*"), the pressure field and the lumped node weights
-/// ("PressureProjection.node_weights") in the pool, with the whole-grid quadrature and
-/// restrictions, until destroyed. project() borrows its scratch from the arena and
-/// gives it back.
+/// Owns the divergence matrices B_d and their transposes ("BsrMatrix.*") and the pressure field
+/// (the next solve's initial guess) in the pool, with the grid's quadrature and restriction,
+/// until destroyed. project() borrows its scratch from the arena and gives it back.
 template <int D>
 class PressureProjection {
 public:
@@ -122,66 +285,108 @@ public:
   using VectorSpace = fem::LagrangeSpace<Grid, 1, D>;
   using Domain = quadrature::Cells<Grid>;
 
-  /// `wall_layers`: node layers along each wall that belong to the walls.
-  PressureProjection(const ScalarSpace& scalar, const VectorSpace& vector, int wall_layers,
+  /// `wall_layers`: node layers along each wall whose normal velocity the wall holds;
+  /// `density`: the fluid's; `min_mass`: nodes with at most this mass hold no fluid.
+  PressureProjection(const ScalarSpace& scalar, int wall_layers, double density, double min_mass,
                      memory::Pool& pool, memory::Arena& scratch)
       : wall_layers_(wall_layers),
+        density_(density),
+        min_mass_(min_mass),
         cells_(scalar.geometry()),
         quadrature_(cells_, 2, pool),
-        scalar_restriction_(scalar, cells_, scratch),
-        vector_restriction_(vector, cells_, scratch),
-        laplacian_(pool),
-        pressure_(scalar),
-        weights_(memory::borrow_temporary<double>(pool,
-                                                  static_cast<std::size_t>(scalar.node_count()),
-                                                  "PressureProjection.node_weights")) {
-    fem::integrate(weights_.view(), quadrature_, scalar_restriction_, detail::NodeWeightForm{},
-                   scratch);
-  }
+        restriction_(scalar, cells_, scratch),
+        divergence_(detail::make_matrices(pool, std::make_index_sequence<D>{})),
+        gradient_(detail::make_matrices(pool, std::make_index_sequence<D>{})),
+        pressure_(scalar) {}
 
-  /// Projects `velocity` (u* on entry) given the grid's nodal `mass`; returns the CG result.
-  /// Throws fem::SolverError when CG fails.
-  fem::SolveResult project(fem::DiscreteField<VectorSpace>& velocity,
-                           memory::ArrayView<const double> mass, double dt,
+  /// Projects `velocity` (u* on entry, D values per node) given the fluid `fraction` of every
+  /// grid cell. Throws fem::SolverError when CG fails (the velocity is then unchanged).
+  ProjectionResult project(memory::ArrayView<double> velocity,
+                           memory::ArrayView<const double> fraction, double dt,
                            memory::Arena& scratch) {
     const auto nodes = static_cast<std::size_t>(pressure_.space().node_count());
-    auto rhs = memory::borrow_temporary<double>(scratch, nodes, "PressureProjection.rhs");
-    auto mask = memory::borrow_temporary<std::uint8_t>(scratch, nodes, "PressureProjection.mask");
-    auto zero = memory::borrow_temporary<double>(scratch, nodes, "PressureProjection.zero");
-    auto gradient =
-        memory::borrow_temporary<double>(scratch, nodes * D, "PressureProjection.gradient");
-    fem::integrate(laplacian_, quadrature_, scalar_restriction_, scalar_restriction_,
-                   detail::LaplaceForm{}, scratch);
-    fem::integrate(rhs.view(), quadrature_, scalar_restriction_, detail::DivergenceForm{-1.0 / dt},
-                   scratch, velocity);
-    {
-      auto policy = memory::arena_policy(scratch, "PressureProjection.thrust");
-      thrust::for_each_n(policy, thrust::counting_iterator<std::size_t>(0), nodes,
-                         detail::MarkAirNodes<D>{pressure_.space().geometry().view(), wall_layers_,
-                                                 mass, mask.view(), zero.view(), pressure_.dofs()});
+    AFEM_EXPECTS(fraction.size() == static_cast<std::size_t>(cells_.element_count()) &&
+                     velocity.size() == nodes * D,
+                 "PressureProjection: " + std::to_string(fraction.size()) + " cell fractions and " +
+                     std::to_string(velocity.size()) + " velocity values for a grid of " +
+                     std::to_string(cells_.element_count()) + " cells and " +
+                     std::to_string(nodes) + " nodes");
+    for (std::size_t d = 0; d < D; ++d) {
+      const auto component = static_cast<int>(d);
+      fem::integrate(divergence_[d], quadrature_, restriction_, restriction_,
+                     detail::DivergenceComponentForm{fraction, component}, scratch);
+      fem::integrate(gradient_[d], quadrature_, restriction_, restriction_,
+                     detail::GradientComponentForm{fraction, component}, scratch);
     }
-    fem::project_dirichlet(laplacian_, rhs.view(), mask.view(), zero.view(), scratch);
-    const fem::SolveResult result = fem::cg(
-        laplacian_, rhs.view(), pressure_.dofs(), scratch,
-        {.tolerance = 1e-9, .max_iterations = 5000, .preconditioner = fem::Preconditioner::jacobi});
-    fem::integrate(gradient.view(), quadrature_, vector_restriction_, detail::GradientForm{},
-                   scratch, pressure_);
+    auto mass = memory::borrow_temporary<double>(scratch, nodes, "PressureProjection.mass");
+    fem::integrate(mass.view(), quadrature_, restriction_,
+                   detail::FluidMassForm{fraction, density_}, scratch);
+    auto inverse_mass =
+        memory::borrow_temporary<double>(scratch, nodes * D, "PressureProjection.inverse_mass");
+    auto fixed = memory::borrow_temporary<std::uint8_t>(scratch, nodes, "PressureProjection.fixed");
+    auto diagonal = memory::borrow_temporary<double>(scratch, nodes, "PressureProjection.diagonal");
+    auto rhs = memory::borrow_temporary<double>(scratch, nodes, "PressureProjection.rhs");
+    auto product =
+        memory::borrow_temporary<double>(scratch, nodes * D, "PressureProjection.product");
     auto policy = memory::arena_policy(scratch, "PressureProjection.thrust");
+    const auto count = thrust::counting_iterator<std::size_t>(0);
     thrust::for_each_n(
-        policy, thrust::counting_iterator<std::size_t>(0), nodes,
-        detail::SubtractGradient<D>{mass, gradient.view(), weights_.view(), velocity.dofs(), dt});
+        policy, count, nodes,
+        detail::MarkUnknowns<D>{pressure_.space().geometry().view(), wall_layers_, min_mass_,
+                                mass.view(), inverse_mass.view(), fixed.view()});
+    detail::ComponentMatrices<D> divergence;
+    detail::ComponentMatrices<D> gradient;
+    for (std::size_t d = 0; d < D; ++d) {
+      divergence.component[d] = divergence_[d].view();
+      gradient.component[d] = gradient_[d].view();
+    }
+    const auto rows = static_cast<std::int32_t>(nodes);
+    const auto each_row = thrust::counting_iterator<std::int32_t>(0);
+    thrust::for_each_n(
+        policy, each_row, rows,
+        detail::SchurDiagonal<D>{divergence, inverse_mass.view(), fixed.view(), diagonal.view()});
+    // rhs = -(1/dt) B u*
+    thrust::for_each_n(
+        policy, each_row, rows,
+        detail::ApplyDivergence<D>{divergence, velocity, fixed.view(), {}, rhs.view()});
+    const double divergence_before = norm(rhs.view(), scratch);
+    thrust::for_each_n(policy, count, nodes, detail::Scale{-1.0 / dt, rhs.view()});
+    thrust::for_each_n(policy, count, nodes,
+                       detail::FreeEntries{pressure_.dofs(), fixed.view(), pressure_.dofs()});
+    const detail::SchurOperator<D> op(divergence, gradient, inverse_mass.view(), fixed.view(),
+                                      diagonal.view(), product.view());
+    ProjectionResult result;
+    result.solve = fem::cg(
+        op, rhs.view(), pressure_.dofs(), scratch,
+        {.tolerance = 1e-9, .max_iterations = 5000, .preconditioner = fem::Preconditioner::jacobi});
+    // u += dt W B^T p
+    thrust::for_each_n(policy, each_row, rows,
+                       detail::ApplyGradient<D>{gradient, pressure_.dofs(), fixed.view(),
+                                                inverse_mass.view(), product.view()});
+    thrust::for_each_n(policy, count, nodes * D, detail::AddScaled{product.view(), dt, velocity});
+    thrust::for_each_n(
+        policy, each_row, rows,
+        detail::ApplyDivergence<D>{divergence, velocity, fixed.view(), {}, rhs.view()});
+    const double divergence_after = norm(rhs.view(), scratch);
+    result.divergence = divergence_before > 0.0 ? divergence_after / divergence_before : 0.0;
     return result;
   }
 
 private:
+  static double norm(memory::ArrayView<const double> x, memory::Arena& scratch) {
+    auto policy = memory::arena_policy(scratch, "PressureProjection.thrust");
+    return std::sqrt(thrust::inner_product(policy, x.begin(), x.end(), x.begin(), 0.0));
+  }
+
   int wall_layers_;
+  double density_;
+  double min_mass_;
   Domain cells_;
   quadrature::RegularQuadrature<Domain> quadrature_;
-  fem::SpaceRestriction<ScalarSpace, Domain> scalar_restriction_;
-  fem::SpaceRestriction<VectorSpace, Domain> vector_restriction_;
-  fem::BsrMatrix<1> laplacian_;
+  fem::SpaceRestriction<ScalarSpace, Domain> restriction_;
+  std::array<fem::BsrMatrix<1>, D> divergence_;
+  std::array<fem::BsrMatrix<1>, D> gradient_;
   fem::DiscreteField<ScalarSpace> pressure_;
-  memory::Temporary<double> weights_;  ///< int N_i per node
 };
 
 }  // namespace afem::apps::mpm

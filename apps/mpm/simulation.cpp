@@ -79,6 +79,24 @@ struct MarkCells {
   }
 };
 
+/// The fraction of each active cell the particles fill: their volume over the cell's, at most 1
+/// (summed in the binning's order).
+template <class CellsView>
+struct FluidFraction {
+  quadrature::PicQuadratureView particles;
+  CellsView cells;
+  memory::ArrayView<double> fraction;
+  AFEM_HOST_DEVICE void operator()(std::int32_t e) const {
+    double volume = 0.0;
+    for (std::int32_t p = 0; p < particles.point_count(e); ++p) {
+      volume += particles.weight(e, p);
+    }
+    const std::int32_t cell = cells.element_cell(e);
+    const double filled = volume / cells.geometry.cell_measure(cell);
+    fraction[static_cast<std::size_t>(cell)] = filled < 1.0 ? filled : 1.0;
+  }
+};
+
 /// Kirchhoff stress of every particle from its deformation gradient.
 template <int D>
 struct ComputeStress {
@@ -125,7 +143,7 @@ struct MomentumForm {
   }
 };
 
-/// Grid velocity from momentum and mass, gravity, and the walls (or the walls alone).
+/// Grid velocity from momentum and mass, gravity, and the walls.
 template <int D>
 struct UpdateGrid {
   geometry::GridView<D> grid;
@@ -135,14 +153,13 @@ struct UpdateGrid {
   double min_mass = 0.0;
   bool walls = true;
   bool sticky_floor = false;
-  bool from_momentum = true;  ///< false: `velocity` is a velocity already; only the walls act
   AFEM_HOST_DEVICE void operator()(std::int32_t node) const {
     const auto n = static_cast<std::size_t>(node);
     const double m = mass[n];
     Vector<D> v = Vector<D>::Zero();
     if (m > min_mass) {
       for (int d = 0; d < D; ++d) {
-        v[d] = velocity[n * D + static_cast<std::size_t>(d)] / (from_momentum ? m : 1.0);
+        v[d] = velocity[n * D + static_cast<std::size_t>(d)] / m;
       }
       v[1] += gravity_dt;
     }
@@ -298,7 +315,11 @@ public:
 
   /// Grid velocity = momentum / mass + gravity_dt along y, with the walls (velocity_ holds the
   /// momentum on entry).
-  void apply_grid_velocity(double gravity_dt, bool from_momentum);
+  void apply_grid_velocity(double gravity_dt);
+  /// Nodes with at most this mass take no velocity.
+  [[nodiscard]] double min_grid_mass() const {
+    return 1e-12 * scene_.material.density * std::pow(scene_.cell_size(), D);
+  }
 
   Scene scene_;
   memory::Pool* pool_;
@@ -321,7 +342,7 @@ public:
   fem::DiscreteField<VectorSpace> velocity_;
   quadrature::PicQuadrature<Grid> quadrature_;
   std::unique_ptr<PressureProjection<D>> projection_;  ///< the incompressible fluid's
-  fem::SolveResult pressure_solve_;
+  ProjectionResult pressure_solve_;
 };
 
 }  // namespace detail
@@ -352,8 +373,9 @@ detail::SimulationState<D>::SimulationState(const Scene& scene, memory::Pool& po
       velocity_(vector_space_),
       quadrature_(active_cells_, pool, {.max_particles = particle_count_}),
       projection_(scene.material.kind == MaterialKind::incompressible_fluid
-                      ? std::make_unique<PressureProjection<D>>(scalar_space_, vector_space_,
-                                                                wall_cells, pool, step_arena)
+                      ? std::make_unique<PressureProjection<D>>(scalar_space_, wall_cells,
+                                                                scene.material.density,
+                                                                min_grid_mass(), pool, step_arena)
                       : nullptr) {
   pool.stream().synchronize();
 }
@@ -400,21 +422,27 @@ void detail::SimulationState<D>::particle_to_grid() {
 
 template <int D>
 void detail::SimulationState<D>::update_grid() {
-  apply_grid_velocity(scene_.gravity * scene_.dt, true);
+  apply_grid_velocity(scene_.gravity * scene_.dt);
   if (projection_) {
-    pressure_solve_ = projection_->project(velocity_, mass_.dofs(), scene_.dt, *arena_);
-    apply_grid_velocity(0.0, false);
+    // Leaves the wall-held components and the nodes without fluid as they are.
+    auto fraction = memory::borrow_temporary<double>(
+        *arena_, static_cast<std::size_t>(grid_.cell_count()), "Mpm.fluid_fraction");
+    auto policy = memory::arena_policy(*arena_, "Mpm.thrust");
+    thrust::fill(policy, fraction.view().begin(), fraction.view().end(), 0.0);
+    thrust::for_each_n(policy, thrust::counting_iterator<std::int32_t>(0),
+                       active_cells_.element_count(),
+                       detail::FluidFraction<typename quadrature::Cells<Grid>::View>{
+                           quadrature_.view(), active_cells_.view(), fraction.view()});
+    pressure_solve_ = projection_->project(velocity_.dofs(), fraction.view(), scene_.dt, *arena_);
   }
 }
 
 template <int D>
-void detail::SimulationState<D>::apply_grid_velocity(double gravity_dt, bool from_momentum) {
+void detail::SimulationState<D>::apply_grid_velocity(double gravity_dt) {
   auto policy = memory::arena_policy(*arena_, "Mpm.thrust");
-  thrust::for_each_n(
-      policy, thrust::counting_iterator<std::int32_t>(0), vector_space_.node_count(),
-      detail::UpdateGrid<D>{grid_.view(), mass_.dofs(), velocity_.dofs(), gravity_dt,
-                            1e-12 * scene_.material.density * std::pow(scene_.cell_size(), D),
-                            scene_.walls, scene_.sticky_floor, from_momentum});
+  thrust::for_each_n(policy, thrust::counting_iterator<std::int32_t>(0), vector_space_.node_count(),
+                     detail::UpdateGrid<D>{grid_.view(), mass_.dofs(), velocity_.dofs(), gravity_dt,
+                                           min_grid_mass(), scene_.walls, scene_.sticky_floor});
 }
 
 template <int D>
@@ -427,7 +455,7 @@ void detail::SimulationState<D>::grid_to_particle() {
   fem::interpolate(velocities_.view(), quadrature_, detail::VelocityAt{}, arena, velocity_);
   fem::integrate(velocity_.dofs(), quadrature_, vector_restriction_,
                  detail::RemapForm<D>{velocities_.view(), scene_.material.density}, arena);
-  apply_grid_velocity(0.0, true);
+  apply_grid_velocity(0.0);
   auto gradients = memory::borrow_temporary<double>(arena, n * D * D, "Mpm.velocity_gradient");
   fem::interpolate(gradients.view(), quadrature_, detail::VelocityGradientAt{}, arena, velocity_);
   const double dx = scene_.cell_size();
@@ -534,7 +562,8 @@ std::int32_t Simulation<D>::outside_count() const {
 
 template <int D>
 PressureSolve Simulation<D>::pressure_solve() const {
-  return {state_->pressure_solve_.iterations, state_->pressure_solve_.residual};
+  const ProjectionResult& last = state_->pressure_solve_;
+  return {last.solve.iterations, last.solve.residual, last.divergence};
 }
 
 template <int D>

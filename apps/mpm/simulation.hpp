@@ -30,10 +30,13 @@ struct ParticleState {
   std::vector<double> masses;
 };
 
-/// CG iterations and final relative residual of a pressure solve.
+/// CG iterations, final relative residual and divergence left by a pressure projection.
 struct PressureSolve {
   int iterations = 0;
   double residual = 0.0;
+  /// ||B u|| / ||B u*||: the discrete divergence (over the fluid cells) left by the projection,
+  /// relative to the one before it.
+  double divergence = 0.0;
 };
 
 /// The grid's state copied to the host: mass and velocity (D values) per grid vertex, vertices

@@ -1,9 +1,11 @@
 // BsrMatrix operations and the Krylov solvers against Eigen on random block-sparse systems.
 #include <gtest/gtest.h>
 
+#include <thrust/copy.h>
 #include <Eigen/Sparse>
 #include <Eigen/SparseCholesky>
 
+#include <cmath>
 #include <random>
 #include <set>
 #include <string>
@@ -11,6 +13,7 @@
 
 #include "fem/bsr_matrix.hpp"
 #include "fem/solvers.hpp"
+#include "memory/thrust_allocator.hpp"
 #include "reference_assembly.hpp"
 #include "support/backend.hpp"
 #include "support/backend_test.hpp"
@@ -218,6 +221,70 @@ TYPED_TEST(SolverTest, DirichletProjectionKeepsTheSystemSymmetricAndImposesTheVa
       EXPECT_NEAR(residual[static_cast<Eigen::Index>(i)], 0.0, 1e-9);
     }
   }
+}
+
+/// y = (A^T A + I) x applied through A and A^T, with its diagonal computed on the host.
+struct NormalOperator {
+  const BsrMatrix<1>* a = nullptr;
+  const BsrMatrix<1>* at = nullptr;
+  memory::ArrayView<double> work;
+  memory::ArrayView<const double> diagonal_values;
+  [[nodiscard]] std::int64_t rows() const { return a->columns(); }
+  void apply(memory::ArrayView<const double> x, memory::ArrayView<double> y,
+             memory::Arena& scratch) const {
+    spmv(*a, x, work, scratch);
+    auto policy = memory::arena_policy(scratch, "test.thrust");
+    thrust::copy(policy, x.begin(), x.end(), y.begin());
+    spmv(*at, work, y, scratch, 1.0, 1.0);
+  }
+  void diagonal(memory::ArrayView<double> d, memory::Arena& scratch) const {
+    auto policy = memory::arena_policy(scratch, "test.thrust");
+    thrust::copy(policy, diagonal_values.begin(), diagonal_values.end(), d.begin());
+  }
+};
+static_assert(LinearOperator<NormalOperator>);
+static_assert(!LinearOperator<BsrMatrix<1>>);
+
+class OperatorSolverTest : public test::BackendTest {};
+
+// cg() on a matrix-free operator gives the solution of the assembled system.
+TEST_F(OperatorSolverTest, ConjugateGradientsSolveAMatrixFreeOperator) {
+  const HostBsr host = random_bsr<1>(150, false, 11);
+  const BsrMatrix<1> a = upload<1>(host, *pool_);
+  const BsrMatrix<1> at = transpose(a, *arena_);
+  const Eigen::SparseMatrix<double> dense_a = test::to_eigen(a);
+  Eigen::SparseMatrix<double> normal = dense_a.transpose() * dense_a;
+  for (Eigen::Index i = 0; i < normal.rows(); ++i) {
+    normal.coeffRef(i, i) += 1.0;
+  }
+  const auto n = static_cast<std::size_t>(normal.rows());
+  std::vector<double> diagonal(n);
+  Eigen::VectorXd b(normal.rows());
+  for (std::size_t i = 0; i < n; ++i) {
+    diagonal[i] = normal.coeff(static_cast<Eigen::Index>(i), static_cast<Eigen::Index>(i));
+    b[static_cast<Eigen::Index>(i)] = std::sin(static_cast<double>(i));
+  }
+  const Eigen::SimplicialLDLT<Eigen::SparseMatrix<double>> ldlt(normal);
+  ASSERT_EQ(ldlt.info(), Eigen::Success);
+  const Eigen::VectorXd expected = ldlt.solve(b);
+  auto rhs = memory::borrow_temporary<double>(*pool_, n, "test.b");
+  auto x = memory::borrow_temporary<double>(*pool_, n, "test.x");
+  auto work = memory::borrow_temporary<double>(*pool_, n, "test.work");
+  auto d = memory::borrow_temporary<double>(*pool_, n, "test.diagonal");
+  test::copy_to_device(rhs.view(), std::vector<double>(b.data(), b.data() + b.size()));
+  test::copy_to_device(d.view(), diagonal);
+  const NormalOperator op{&a, &at, work.view(), d.view()};
+  for (const Preconditioner preconditioner : {Preconditioner::none, Preconditioner::jacobi}) {
+    test::copy_to_device(x.view(), std::vector<double>(n, 0.0));
+    const SolveResult result = cg(op, rhs.view(), x.view(), *arena_,
+                                  {.tolerance = 1e-12, .preconditioner = preconditioner});
+    EXPECT_LE(result.residual, 1e-12);
+    EXPECT_GT(result.iterations, 0);
+    auto actual = test::copy_to_host(memory::ArrayView<const double>(x.view()));
+    EXPECT_LE((Eigen::Map<Eigen::VectorXd>(actual.data(), b.size()) - expected).norm(),
+              1e-10 * expected.norm());
+  }
+  EXPECT_EQ(arena_->stats().live_bytes, 0U);
 }
 
 class SolverErrorTest : public test::BackendTest {};
