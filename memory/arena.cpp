@@ -14,7 +14,7 @@ Arena::Arena(Pool& pool, ArenaOptions options)
       chunk_label_(name_ + ".chunks"),
       chunk_bytes_(options.chunk_bytes),
       capacity_bytes_(options.capacity_bytes),
-      stream_(pool.stream()),
+      stream_(options.stream.value_or(pool.stream())),
       freed_(detail::class_count) {
   AFEM_EXPECTS(chunk_bytes_ > 0, "Arena '" + name_ + "': chunk_bytes is 0; expected > 0");
 }

@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -21,6 +22,8 @@ struct ArenaOptions {
   /// Hard limit on the bytes of all chunks together; 0 grows chunk by chunk without limit.
   /// A request that would pass it throws afem::OutOfMemory and changes nothing.
   std::size_t capacity_bytes = 0;
+  /// Stream the arena's blocks are used in order on; unset means the pool's stream.
+  std::optional<Stream> stream{};
 };
 
 /// Counters of an Arena.

@@ -252,12 +252,29 @@ TEST_F(OperatorSolverTest, ConjugateGradientsSolveAMatrixFreeOperator) {
   const HostBsr host = random_bsr<1>(150, false, 11);
   const BsrMatrix<1> a = upload<1>(host, *pool_);
   const BsrMatrix<1> at = transpose(a, *arena_);
-  const Eigen::SparseMatrix<double> dense_a = test::to_eigen(a);
-  Eigen::SparseMatrix<double> normal = dense_a.transpose() * dense_a;
-  for (Eigen::Index i = 0; i < normal.rows(); ++i) {
-    normal.coeffRef(i, i) += 1.0;
+  // A^T A + I by hand from the host arrays (Eigen's sparse product does not build under nvcc).
+  const auto n = static_cast<std::size_t>(host.rows);
+  std::vector<double> dense(n * n, 0.0);
+  for (std::size_t r = 0; r < n; ++r) {
+    for (auto k = host.offsets[r]; k < host.offsets[r + 1]; ++k) {
+      const auto entry = static_cast<std::size_t>(k);
+      dense[r * n + static_cast<std::size_t>(host.columns[entry])] = host.values[entry];
+    }
   }
-  const auto n = static_cast<std::size_t>(normal.rows());
+  std::vector<Eigen::Triplet<double>> triplets;
+  for (std::size_t i = 0; i < n; ++i) {
+    for (std::size_t j = 0; j < n; ++j) {
+      double sum = i == j ? 1.0 : 0.0;
+      for (std::size_t k = 0; k < n; ++k) {
+        sum += dense[k * n + i] * dense[k * n + j];
+      }
+      if (sum != 0.0) {
+        triplets.emplace_back(static_cast<int>(i), static_cast<int>(j), sum);
+      }
+    }
+  }
+  Eigen::SparseMatrix<double> normal(static_cast<Eigen::Index>(n), static_cast<Eigen::Index>(n));
+  normal.setFromTriplets(triplets.begin(), triplets.end());
   std::vector<double> diagonal(n);
   Eigen::VectorXd b(normal.rows());
   for (std::size_t i = 0; i < n; ++i) {
