@@ -25,6 +25,7 @@
 #include <thrust/for_each.h>
 #include <thrust/iterator/counting_iterator.h>
 
+#include <array>
 #include <cstddef>
 #include <memory>
 #include <vector>
@@ -115,6 +116,23 @@ void record(afem::memory::CaptureRecorder& recorder) {
   }
 }
 
+/// A Setup and a cache holding the step captured on its staged input and output.
+struct StagedCapture {
+  explicit StagedCapture(std::size_t n)
+      : setup(n),
+        cache(*setup.pool, {.name = "bench"}),
+        inputs{afem::memory::staged_input(setup.input.view())},
+        outputs{afem::memory::staged_output(setup.output.view())} {
+    run();
+  }
+  void run() { cache.run(0, setup.stream, inputs, outputs, record); }
+
+  Setup setup;
+  afem::memory::CaptureCache<int> cache;
+  std::array<afem::memory::StagedArray, 1> inputs;
+  std::array<afem::memory::StagedArray, 1> outputs;
+};
+
 void BM_Step_Direct(benchmark::State& state) {
   const auto n = static_cast<std::size_t>(state.range(0));
   Setup setup(n);
@@ -130,17 +148,14 @@ void BM_Step_Direct(benchmark::State& state) {
 
 void BM_Step_Replay(benchmark::State& state) {
   const auto n = static_cast<std::size_t>(state.range(0));
-  Setup setup(n);
-  afem::memory::CaptureCache<int> cache(*setup.pool, {.name = "bench"});
-  const afem::memory::StagedArray inputs[] = {afem::memory::staged_input(setup.input.view())};
-  const afem::memory::StagedArray outputs[] = {afem::memory::staged_output(setup.output.view())};
-  cache.run(0, setup.stream, inputs, outputs, record);
+  StagedCapture bench(n);
+  Setup& setup = bench.setup;
   for (auto _ : state) {
-    cache.run(0, setup.stream, inputs, outputs, record);
+    bench.run();
     setup.stream.synchronize();
   }
   state.SetItemsProcessed(state.iterations() * launches);
-  state.counters["retained_KiB"] = static_cast<double>(cache.stats().retained_bytes) / 1024.0;
+  state.counters["retained_KiB"] = static_cast<double>(bench.cache.stats().retained_bytes) / 1024.0;
 }
 
 void BM_Step_ReplayUnstaged(benchmark::State& state) {
@@ -164,15 +179,12 @@ void BM_Step_ReplayUnstaged(benchmark::State& state) {
 
 void BM_Step_ClearAndRecapture(benchmark::State& state) {
   const auto n = static_cast<std::size_t>(state.range(0));
-  Setup setup(n);
-  afem::memory::CaptureCache<int> cache(*setup.pool, {.name = "bench"});
-  const afem::memory::StagedArray inputs[] = {afem::memory::staged_input(setup.input.view())};
-  const afem::memory::StagedArray outputs[] = {afem::memory::staged_output(setup.output.view())};
-  cache.run(0, setup.stream, inputs, outputs, record);
+  StagedCapture bench(n);
+  Setup& setup = bench.setup;
   const std::uint64_t upstream = setup.pool->stats().upstream_allocations;
   for (auto _ : state) {
-    cache.clear();
-    cache.run(0, setup.stream, inputs, outputs, record);
+    bench.cache.clear();
+    bench.run();
     setup.stream.synchronize();
   }
   state.SetItemsProcessed(state.iterations() * launches);

@@ -271,6 +271,13 @@ private:
   std::size_t used_ = 0;
 };
 
+template <int B>
+void check_square(const BsrMatrix<B>& a) {
+  AFEM_EXPECTS(a.block_rows() == a.block_columns(), "solver: the matrix is not square (" +
+                                                        std::to_string(a.rows()) + " x " +
+                                                        std::to_string(a.columns()) + ")");
+}
+
 inline void check_vectors(std::size_t b, std::size_t x, std::int64_t rows, const char* solver) {
   AFEM_EXPECTS(b == static_cast<std::size_t>(rows) && x == static_cast<std::size_t>(rows),
                std::string(solver) + ": b has " + std::to_string(b) + " and x " +
@@ -345,9 +352,7 @@ template <int B>
 SolveResult cg(const BsrMatrix<B>& a, memory::ArrayView<const double> b,
                memory::ArrayView<double> x, memory::Arena& scratch,
                const SolveOptions& options = {}) {
-  AFEM_EXPECTS(a.block_rows() == a.block_columns(), "solver: the matrix is not square (" +
-                                                        std::to_string(a.rows()) + " x " +
-                                                        std::to_string(a.columns()) + ")");
+  detail::check_square(a);
   return detail::conjugate_gradients<B>(detail::BsrOperator<B>{&a}, b, x, scratch, options);
 }
 
@@ -364,9 +369,7 @@ template <int B>
 SolveResult bicgstab(const BsrMatrix<B>& a, memory::ArrayView<const double> b,
                      memory::ArrayView<double> x, memory::Arena& scratch,
                      const SolveOptions& options = {}) {
-  AFEM_EXPECTS(a.block_rows() == a.block_columns(), "solver: the matrix is not square (" +
-                                                        std::to_string(a.rows()) + " x " +
-                                                        std::to_string(a.columns()) + ")");
+  detail::check_square(a);
   detail::check_vectors(b.size(), x.size(), a.rows(), "bicgstab");
   const detail::BsrOperator<B> op{&a};
   detail::KrylovWorkspace<B, detail::BsrOperator<B>> work(op, options.preconditioner, scratch);

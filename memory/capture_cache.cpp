@@ -144,7 +144,7 @@ std::size_t CaptureEntry::planned_bytes(std::span<const StagedArray> inputs,
 CaptureEntry::CaptureEntry(Pool& pool, std::string label, const Stream& stream,
                            std::span<const StagedArray> inputs,
                            std::span<const StagedArray> outputs, std::size_t scratch_bytes)
-    : pool_(&pool), label_(std::move(label)), stream_(stream), last_stream_(stream) {
+    : label_(std::move(label)), stream_(stream), last_stream_(stream) {
   AFEM_EXPECTS(stream.device() == pool.device(),
                "CaptureCache: " + label_ + " runs on a stream of " + stream.device().name() +
                    " but its pool is on " + pool.device().name());
@@ -194,7 +194,7 @@ CaptureEntry::CaptureEntry(Pool& pool, std::string label, const Stream& stream,
     const CudaDeviceGuard guard(stream.device().ordinal());
     cudaEvent_t event = nullptr;
     AFEM_CUDA_TRY(cudaEventCreateWithFlags(&event, cudaEventDisableTiming));
-    event_ = event;
+    native_.event = event;
   }
 #endif
 }
@@ -206,27 +206,24 @@ void CaptureEntry::capture(const CaptureStep& step) {
     const CudaDeviceGuard guard(stream_.device().ordinal());
     const auto native = static_cast<cudaStream_t>(stream_.native_handle());
     AFEM_CUDA_TRY(cudaStreamBeginCapture(native, cudaStreamCaptureModeThreadLocal));
-    capturing_ = true;
     cudaGraph_t graph = nullptr;
     try {
       step(recorder);
     } catch (...) {
       // Close the capture whatever state it is in, and drop what it recorded.
       (void)cudaStreamEndCapture(native, &graph);
-      capturing_ = false;
       if (graph != nullptr) {
         (void)cudaGraphDestroy(graph);
       }
       (void)cudaGetLastError();
       throw;
     }
-    capturing_ = false;
     AFEM_CUDA_TRY(cudaStreamEndCapture(native, &graph));
     cudaGraphExec_t exec = nullptr;
     const cudaError_t status = cudaGraphInstantiate(&exec, graph, 0);
     (void)cudaGraphDestroy(graph);
     AFEM_CUDA_TRY(status);
-    graph_ = exec;
+    native_.graph = exec;
     return;
   }
 #endif
@@ -246,11 +243,11 @@ void CaptureEntry::replay(const Stream& stream, std::span<const StagedArray> inp
   if (stream.device().is_cuda()) {
     const CudaDeviceGuard guard(stream.device().ordinal());
     const auto native = static_cast<cudaStream_t>(stream.native_handle());
-    AFEM_CUDA_TRY(cudaGraphLaunch(static_cast<cudaGraphExec_t>(graph_), native));
+    AFEM_CUDA_TRY(cudaGraphLaunch(static_cast<cudaGraphExec_t>(native_.graph), native));
     for (std::size_t i = 0; i < outputs.size(); ++i) {
       copy_staged(outputs[i].mutable_data, outputs_[i].buffer.data(), outputs[i].bytes(), stream);
     }
-    AFEM_CUDA_TRY(cudaEventRecord(static_cast<cudaEvent_t>(event_), native));
+    AFEM_CUDA_TRY(cudaEventRecord(static_cast<cudaEvent_t>(native_.event), native));
     return;
   }
 #endif
@@ -302,8 +299,8 @@ std::size_t CaptureEntry::retained_bytes() const {
 
 void CaptureEntry::wait_for_last_replay() const noexcept {
 #if AFEM_HAS_CUDA
-  if (event_ != nullptr) {
-    const cudaError_t status = cudaEventSynchronize(static_cast<cudaEvent_t>(event_));
+  if (native_.event != nullptr) {
+    const cudaError_t status = cudaEventSynchronize(static_cast<cudaEvent_t>(native_.event));
     if (status != cudaSuccess) {
       std::fprintf(stderr, "arenafem: CaptureCache %s: waiting for the last replay failed: %s\n",
                    label_.c_str(), cudaGetErrorName(status));
@@ -315,8 +312,8 @@ void CaptureEntry::wait_for_last_replay() const noexcept {
 CaptureEntry::~CaptureEntry() {
   wait_for_last_replay();
 #if AFEM_HAS_CUDA
-  if (graph_ != nullptr) {
-    (void)cudaGraphExecDestroy(static_cast<cudaGraphExec_t>(graph_));
+  if (native_.graph != nullptr) {
+    (void)cudaGraphExecDestroy(static_cast<cudaGraphExec_t>(native_.graph));
   }
 #endif
   launches_.clear();
@@ -325,8 +322,8 @@ CaptureEntry::~CaptureEntry() {
   statics_.clear();
   arena_.reset();
 #if AFEM_HAS_CUDA
-  if (event_ != nullptr) {
-    (void)cudaEventDestroy(static_cast<cudaEvent_t>(event_));
+  if (native_.event != nullptr) {
+    (void)cudaEventDestroy(static_cast<cudaEvent_t>(native_.event));
   }
 #endif
 }

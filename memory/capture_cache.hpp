@@ -201,7 +201,6 @@ private:
   };
   void wait_for_last_replay() const noexcept;
 
-  Pool* pool_;
   std::string label_;
   Stream stream_;
   Stream last_stream_;
@@ -210,9 +209,12 @@ private:
   std::vector<Staged> outputs_;
   std::vector<Temporary<std::byte>> statics_;
   std::vector<std::function<void(const Stream&)>> launches_;  ///< the CPU's recording
-  void* graph_ = nullptr;                                     ///< cudaGraphExec_t
-  void* event_ = nullptr;                                     ///< cudaEvent_t of the last replay
-  bool capturing_ = false;
+  /// The CUDA build's handles (null on the CPU).
+  struct Native {
+    void* graph = nullptr;  ///< cudaGraphExec_t
+    void* event = nullptr;  ///< cudaEvent_t of the last replay
+  };
+  Native native_;
 };
 
 }  // namespace detail

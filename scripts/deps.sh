@@ -3,7 +3,7 @@
 # CUDA toolkit (nvcc and its include/cccl headers) is on the machine.
 set -euo pipefail
 
-packages=(cmake ninja-build g++ ccache clang-format clang-tidy git libeigen3-dev libgtest-dev
+packages=(cmake ninja-build g++ ccache clang clang-format clang-tidy libclang-rt-14-dev git libeigen3-dev libgtest-dev
   libbenchmark-dev)
 missing=()
 for package in "${packages[@]}"; do

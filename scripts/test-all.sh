@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Builds arenafem and passes all of its tests: the release build and its tests, clang-tidy and
 # clang-format over the sources, the AddressSanitizer + UndefinedBehaviorSanitizer build and its
-# tests, and the CUDA backend compiled with nvcc (sm_80, sm_90). The CUDA tests also run when a
-# GPU is present.
+# tests, a short libFuzzer run of each fuzz target, and the CUDA backend compiled with nvcc
+# (sm_80, sm_90). The CUDA tests also run when a GPU is present.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/deps.sh
@@ -16,13 +16,16 @@ cmake --build --preset release -j "$jobs"
 ctest --preset release -j "$jobs"
 
 step "clang-tidy (checks in .clang-tidy) and clang-format"
-git ls-files '*.cpp' ':!tests/embed/*' ':!tests/fem/compile_fail/*' | xargs -P "$jobs" -n 2 clang-tidy -p build/release --quiet
+git ls-files '*.cpp' ':!tests/embed/*' ':!tests/fem/compile_fail/*' ':!tests/fuzz/fuzz_*.cpp' | xargs -P "$jobs" -n 2 clang-tidy -p build/release --quiet
 git ls-files '*.cpp' '*.hpp' | xargs clang-format --dry-run --Werror
 
 step "asan-ubsan: build and test"
 cmake --preset asan-ubsan >/dev/null
 cmake --build --preset asan-ubsan -j "$jobs"
 ctest --preset asan-ubsan -j "$jobs"
+
+step "fuzz: libFuzzer on the Gmsh reader and the MPM command line, 30 s each"
+scripts/fuzz.sh 30
 
 step "cuda: compile with nvcc"
 cmake --preset cuda >/dev/null

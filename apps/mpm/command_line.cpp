@@ -8,6 +8,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "apps/mpm/command_line.hpp"
 
@@ -22,15 +23,6 @@
 namespace afem::apps::mpm {
 namespace {
 
-struct Options {
-  SceneOptions scene;
-  std::int64_t steps = 2000;
-  std::int64_t every = 100;
-  std::string out;
-  bool memory_report = false;
-  bool help = false;
-};
-
 void print_help(const Program& program) {
   std::printf(
       "%s: %s\n\n"
@@ -42,42 +34,6 @@ void print_help(const Program& program) {
       "  --memory-report           print the pool's and the step arena's memory at the end\n"
       "  --help                    this text\n",
       program.name, program.summary, program.name, scene_flags_help());
-}
-
-Options parse(int argc, char** argv, const Program& program) {
-  Options options;
-  options.scene.kind = program.default_scene;
-  options.scene.incompressible = program.incompressible;
-  for (int i = 1; i < argc; ++i) {
-    const std::string_view flag = argv[i];
-    if (flag == "--help" || flag == "-h") {
-      options.help = true;
-      continue;
-    }
-    if (flag == "--memory-report") {
-      options.memory_report = true;
-      continue;
-    }
-    if (i + 1 >= argc) {
-      throw Error(std::string(program.name) + ": " + std::string(flag) +
-                  " needs a value (see --help)");
-    }
-    const std::string_view value = argv[++i];
-    if (parse_scene_flag(flag, value, options.scene)) {
-      continue;
-    }
-    if (flag == "--steps") {
-      options.steps = parse_integer(flag, value, 0, std::int64_t{1} << 40);
-    } else if (flag == "--every") {
-      options.every = parse_integer(flag, value, 1, std::int64_t{1} << 40);
-    } else if (flag == "--out") {
-      options.out = value;
-    } else {
-      throw Error(std::string(program.name) + ": unknown option '" + std::string(flag) +
-                  "' (see --help)");
-    }
-  }
-  return options;
 }
 
 void print_memory_report(memory::Pool& pool, memory::Arena& arena) {
@@ -102,7 +58,7 @@ void print_memory_report(memory::Pool& pool, memory::Arena& arena) {
 }
 
 template <int D>
-void run(const Scene& scene, const Options& options, memory::Pool& pool, memory::Arena& arena) {
+void run(const Scene& scene, const CommandLine& options, memory::Pool& pool, memory::Arena& arena) {
   Simulation<D> simulation(scene, pool, arena);
   std::printf("scene %s %dD: %d particles (%s), grid %d^%d, dt %.3g s, %lld steps\n",
               to_string(scene.kind).c_str(), D, simulation.particle_count(),
@@ -156,7 +112,8 @@ void run(const Scene& scene, const Options& options, memory::Pool& pool, memory:
 
 int run_command_line(int argc, char** argv, const Program& program) {
   try {
-    const Options options = parse(argc, argv, program);
+    const std::vector<std::string_view> arguments(argv + 1, argv + argc);
+    const CommandLine options = parse_command_line(arguments, program);
     if (options.help) {
       print_help(program);
       return 0;

@@ -34,4 +34,41 @@ const char* scene_flags_help() {
          "  --dt SECONDS              time step (default 0.4 dx / wave speed)\n";
 }
 
+CommandLine parse_command_line(std::span<const std::string_view> arguments,
+                               const Program& program) {
+  CommandLine options;
+  options.scene.kind = program.default_scene;
+  options.scene.incompressible = program.incompressible;
+  for (std::size_t i = 0; i < arguments.size(); ++i) {
+    const std::string_view flag = arguments[i];
+    if (flag == "--help" || flag == "-h") {
+      options.help = true;
+      continue;
+    }
+    if (flag == "--memory-report") {
+      options.memory_report = true;
+      continue;
+    }
+    if (i + 1 >= arguments.size()) {
+      throw Error(std::string(program.name) + ": " + std::string(flag) +
+                  " needs a value (see --help)");
+    }
+    const std::string_view value = arguments[++i];
+    if (parse_scene_flag(flag, value, options.scene)) {
+      continue;
+    }
+    if (flag == "--steps") {
+      options.steps = parse_integer(flag, value, 0, std::int64_t{1} << 40);
+    } else if (flag == "--every") {
+      options.every = parse_integer(flag, value, 1, std::int64_t{1} << 40);
+    } else if (flag == "--out") {
+      options.out = value;
+    } else {
+      throw Error(std::string(program.name) + ": unknown option '" + std::string(flag) +
+                  "' (see --help)");
+    }
+  }
+  return options;
+}
+
 }  // namespace afem::apps::mpm

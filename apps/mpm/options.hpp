@@ -1,8 +1,12 @@
 #pragma once
 
 /// @file
-/// Command-line parsing shared by the MPM apps and the memory-stability benchmark: the scene flags.
+/// Command-line parsing shared by the MPM apps and the memory-stability benchmark: the scene flags,
+/// and the whole command line of the MPM programs.
 
+#include <cstdint>
+#include <span>
+#include <string>
 #include <string_view>
 
 #include "apps/common/flag_values.hpp"
@@ -17,5 +21,28 @@ bool parse_scene_flag(std::string_view flag, std::string_view value, SceneOption
 
 /// Help text of the scene flags, one per line.
 const char* scene_flags_help();
+
+/// What distinguishes one MPM program from another.
+struct Program {
+  const char* name = "mpm";
+  const char* summary = "";
+  SceneKind default_scene = SceneKind::sand_column;
+  bool incompressible = false;  ///< fluid scenes run as an incompressible fluid
+};
+
+/// The parsed command line of an MPM program.
+struct CommandLine {
+  SceneOptions scene;
+  std::int64_t steps = 2000;
+  std::int64_t every = 100;
+  std::string out;
+  bool memory_report = false;
+  bool help = false;
+};
+
+/// Parses the arguments after the program's name: the scene flags, --steps N, --every N,
+/// --out DIR, --memory-report, --help. Throws afem::Error naming the flag for an unknown flag, a
+/// missing value or a bad value. The scene itself is checked by make_scene().
+CommandLine parse_command_line(std::span<const std::string_view> arguments, const Program& program);
 
 }  // namespace afem::apps::mpm

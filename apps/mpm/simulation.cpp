@@ -214,15 +214,16 @@ struct RemapForm {
   }
 };
 
-/// The end of a particle's step from the remapped grid velocity's gradient: C = grad v,
-/// F = project((I + dt grad v) F), x += dt v with the particle's new velocity, kept between the
-/// walls.
+/// The end of a particle's step, its only write to the particle state: v = the new velocity,
+/// C = grad v of the remapped grid velocity, F = project((I + dt C) F), x += dt v kept between
+/// the walls.
 template <int D>
 struct UpdateParticles {
   MaterialView material;
   memory::ArrayView<const double> gradients;
+  memory::ArrayView<const double> new_velocities;
   memory::ArrayView<double> positions;
-  memory::ArrayView<const double> velocities;
+  memory::ArrayView<double> velocities;
   memory::ArrayView<double> affine;
   memory::ArrayView<double> deformation;
   double dt = 0.0;
@@ -236,7 +237,8 @@ struct UpdateParticles {
     store_matrix<D>(project_deformation<D>(material, f), deformation, p);
     for (int d = 0; d < D; ++d) {
       const auto k = p * D + static_cast<std::size_t>(d);
-      const double x = positions[k] + dt * velocities[k];
+      velocities[k] = new_velocities[k];
+      const double x = positions[k] + dt * new_velocities[k];
       positions[k] = x < lower ? lower : (x > upper ? upper : x);
     }
   }
@@ -449,22 +451,25 @@ template <int D>
 void detail::SimulationState<D>::grid_to_particle() {
   memory::Arena& arena = *arena_;
   const auto n = static_cast<std::size_t>(particle_count_);
-  // The particles take the grid velocity; their momentum is mapped back to the grid and the
-  // velocity gradient that moves F comes from that remapped velocity (a node that holds little
-  // mass then carries its particles' velocity instead of its own large acceleration).
-  fem::interpolate(velocities_.view(), quadrature_, detail::VelocityAt{}, arena, velocity_);
-  fem::integrate(velocity_.dofs(), quadrature_, vector_restriction_,
-                 detail::RemapForm<D>{velocities_.view(), scene_.material.density}, arena);
-  apply_grid_velocity(0.0);
+  // The particles' new velocities go to scratch first and every allocation comes before the one
+  // kernel that writes the particle state, so an error (out of memory) leaves the particles as
+  // they were. The particles take the grid velocity; their momentum is mapped back to the grid
+  // and the velocity gradient that moves F comes from that remapped velocity (a node that holds
+  // little mass then carries its particles' velocity instead of its own large acceleration).
+  auto velocities = memory::borrow_temporary<double>(arena, n * D, "Mpm.new_velocities");
   auto gradients = memory::borrow_temporary<double>(arena, n * D * D, "Mpm.velocity_gradient");
+  fem::interpolate(velocities.view(), quadrature_, detail::VelocityAt{}, arena, velocity_);
+  fem::integrate(velocity_.dofs(), quadrature_, vector_restriction_,
+                 detail::RemapForm<D>{velocities.view(), scene_.material.density}, arena);
+  apply_grid_velocity(0.0);
   fem::interpolate(gradients.view(), quadrature_, detail::VelocityGradientAt{}, arena, velocity_);
   const double dx = scene_.cell_size();
   auto policy = memory::arena_policy(arena, "Mpm.thrust");
-  thrust::for_each_n(
-      policy, thrust::counting_iterator<std::size_t>(0), n,
-      detail::UpdateParticles<D>{MaterialView(scene_.material), gradients.view(), positions_.view(),
-                                 velocities_.view(), affine_.view(), deformation_.view(), scene_.dt,
-                                 wall_cells * dx, 1.0 - wall_cells * dx});
+  thrust::for_each_n(policy, thrust::counting_iterator<std::size_t>(0), n,
+                     detail::UpdateParticles<D>{
+                         MaterialView(scene_.material), gradients.view(), velocities.view(),
+                         positions_.view(), velocities_.view(), affine_.view(), deformation_.view(),
+                         scene_.dt, wall_cells * dx, 1.0 - wall_cells * dx});
 }
 
 template <int D>

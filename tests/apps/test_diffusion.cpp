@@ -2,10 +2,12 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdio>
 
 #include "../fem/unit_box.hpp"
 #include "apps/diffusion/diffusion.hpp"
 #include "support/backend_test.hpp"
+#include "support/fault_injection.hpp"
 
 namespace afem::apps::diffusion {
 namespace {
@@ -39,6 +41,53 @@ TYPED_TEST(DiffusionTest, L2ErrorFallsAtTheOptimalRate) {
   const double rate = std::log2(errors[0] / errors[1]);
   EXPECT_GE(rate, degree + 1 - 0.2) << "L2 errors " << errors[0] << " -> " << errors[1];
   EXPECT_LT(errors[1], degree == 1 ? 3e-2 : 3e-3);
+}
+
+// Fault injection: the solve (space, restriction, assembly, CG) on a fresh pool fails at each of
+// its upstream allocations in turn: an OutOfMemory naming the label, the mesh unchanged, the
+// arena empty, nothing left in the pool once the objects are gone, and a retry that gives the
+// result of a solve that never failed.
+TEST(DiffusionFaults, TheSolveSurvivesAFailureAtEachOfItsAllocations) {
+  if (!test::device_available()) {
+    GTEST_SKIP() << "no device for this build's backend";
+  }
+  using G = geometry::Trimesh;
+  Report clean;
+  {
+    test::FaultyPool faulty;
+    memory::Arena arena(faulty.pool, {.name = "step"});
+    auto mesh = test::UnitBox<G>::make(4, faulty.pool, arena);
+    clean = solve<G, 2>(*mesh, 1.5, faulty.pool, arena, 1e-10);
+  }
+  const int faults = test::fail_each_allocation([&](int k) {
+    bool failed = false;
+    test::FaultyPool faulty;
+    {
+      memory::Arena arena(faulty.pool, {.name = "step"});
+      auto mesh = test::UnitBox<G>::make(4, faulty.pool, arena);
+      const geometry::MeshData before = mesh->to_mesh_data();
+      faulty.plan_fault(k);
+      try {
+        (void)solve<G, 2>(*mesh, 1.5, faulty.pool, arena, 1e-10);
+      } catch (const afem::OutOfMemory& error) {
+        failed = true;
+        test::expect_names_a_label(error);
+        faulty.clear_fault();
+        const geometry::MeshData after = mesh->to_mesh_data();
+        EXPECT_EQ(after.positions, before.positions) << "fault " << k;
+        EXPECT_EQ(after.cells, before.cells) << "fault " << k;
+        EXPECT_EQ(arena.stats().live_handles, 0U) << "fault " << k;
+      }
+      faulty.clear_fault();
+      const Report retry = solve<G, 2>(*mesh, 1.5, faulty.pool, arena, 1e-10);
+      EXPECT_EQ(retry.l2_error, clean.l2_error) << "fault " << k;
+      EXPECT_EQ(retry.solve.iterations, clean.solve.iterations) << "fault " << k;
+    }
+    EXPECT_EQ(faulty.pool.stats().live_bytes, 0U) << "fault " << k;
+    return failed;
+  });
+  EXPECT_GE(faults, 5);
+  std::printf("[ faults   ] diffusion solve: %d injected upstream faults, each survived\n", faults);
 }
 
 }  // namespace

@@ -13,7 +13,9 @@
 #include "apps/mpm/scene.hpp"
 #include "apps/mpm/simulation.hpp"
 #include "memory/error.hpp"
+#include "memory/temporary.hpp"
 #include "support/backend_test.hpp"
+#include "support/fault_injection.hpp"
 
 #if defined(_OPENMP)
 #include <omp.h>
@@ -426,6 +428,95 @@ TEST_F(MpmTest, IncompressibleStillWaterStaysAtRest) {
   const Scene scene = incompressible_scene(SceneKind::still_water, 32);
   const ParticleState state = run<2>(scene, 200);
   EXPECT_LT(max_speed(state, 2), 1e-4);
+}
+
+// Fault injection: the first step of a simulation (cold pool and arena) fails at each of its
+// upstream allocations in turn. Every time the error is an OutOfMemory naming the label, the
+// particles are bitwise as before, the arena holds nothing, and a retry without the fault gives
+// the state of a run that never failed; once the objects are gone the pool holds nothing.
+void expect_steps_survive_every_fault(const Scene& scene, int expected_min_faults) {
+  ParticleState clean;
+  {
+    test::FaultyPool faulty;
+    memory::Arena arena(faulty.pool, {.name = "step"});
+    Simulation<2> simulation(scene, faulty.pool, arena);
+    simulation.step();
+    simulation.step();
+    clean = simulation.particles();
+  }
+  const int faults = test::fail_each_allocation([&](int k) {
+    bool failed = false;
+    test::FaultyPool faulty;
+    {
+      memory::Arena arena(faulty.pool, {.name = "step"});
+      Simulation<2> simulation(scene, faulty.pool, arena);
+      const ParticleState before = simulation.particles();
+      faulty.plan_fault(k);
+      try {
+        simulation.step();
+      } catch (const afem::OutOfMemory& error) {
+        failed = true;
+        test::expect_names_a_label(error);
+        const ParticleState after = simulation.particles();
+        EXPECT_EQ(after.positions, before.positions) << "fault " << k;
+        EXPECT_EQ(after.velocities, before.velocities) << "fault " << k;
+        EXPECT_EQ(after.affine, before.affine) << "fault " << k;
+        EXPECT_EQ(after.deformation, before.deformation) << "fault " << k;
+        EXPECT_EQ(arena.stats().live_handles, 0U) << "fault " << k;
+        EXPECT_EQ(simulation.steps_taken(), 0) << "fault " << k;
+      }
+      faulty.clear_fault();
+      if (failed) {
+        simulation.step();  // the retry
+      }
+      simulation.step();
+      const ParticleState result = simulation.particles();
+      EXPECT_EQ(result.positions, clean.positions) << "fault " << k;
+      EXPECT_EQ(result.velocities, clean.velocities) << "fault " << k;
+      EXPECT_EQ(result.deformation, clean.deformation) << "fault " << k;
+    }
+    EXPECT_EQ(faulty.pool.stats().live_bytes, 0U) << "fault " << k;
+    EXPECT_EQ(faulty.pool.ledger().live_bytes(), 0U) << "fault " << k;
+    return failed;
+  });
+  EXPECT_GE(faults, expected_min_faults);
+  std::printf("[ faults   ] %s: %d injected upstream faults, each survived\n",
+              to_string(scene.kind).c_str(), faults);
+}
+
+TEST_F(MpmTest, AStepSurvivesAFailureAtEachOfItsAllocations) {
+  expect_steps_survive_every_fault(scene_of(SceneKind::sand_column, 2, 32), 5);
+}
+
+TEST_F(MpmTest, AnIncompressibleStepSurvivesAFailureAtEachOfItsAllocations) {
+  expect_steps_survive_every_fault(incompressible_scene(SceneKind::dam_break, 16), 5);
+}
+
+// A step arena at a hard capacity too small for the step: OutOfMemory naming the largest holders,
+// particles unchanged, and the simulation steps on once the arena may grow.
+TEST_F(MpmTest, AStepArenaAtItsHardCapacityFailsCleanly) {
+  // 36 particles per cell: the step needs several times the scratch the construction needs.
+  SceneOptions options;
+  options.resolution = 32;
+  options.particles_per_cell = 6;
+  const Scene scene = make_scene(options);
+  memory::Arena bounded(*pool_,
+                        {.name = "bounded", .chunk_bytes = 128 << 10, .capacity_bytes = 128 << 10});
+  Simulation<2> simulation(scene, *pool_, bounded);
+  const ParticleState before = simulation.particles();
+  try {
+    simulation.step();
+    FAIL() << "the step fitted in 128 KiB of scratch";
+  } catch (const afem::OutOfMemory& error) {
+    const std::string message = error.what();
+    EXPECT_NE(message.find("'bounded'"), std::string::npos) << message;
+    EXPECT_NE(message.find("largest live"), std::string::npos) << message;
+  }
+  EXPECT_EQ(simulation.particles().positions, before.positions);
+  EXPECT_EQ(simulation.particles().velocities, before.velocities);
+  EXPECT_EQ(bounded.stats().live_handles, 0U);
+  const auto usable = memory::borrow_temporary<double>(bounded, 1000, "after");
+  EXPECT_EQ(usable.size(), 1000U);
 }
 
 TEST(MpmScene, BadOptionsAreNamed) {

@@ -7,6 +7,7 @@
 #include <array>
 #include <cmath>
 #include <cstdint>
+#include <cstdio>
 #include <random>
 #include <span>
 #include <sstream>
@@ -20,7 +21,9 @@
 #include "geometry/mesh.hpp"
 #include "memory/copy.hpp"
 #include "memory/thrust_allocator.hpp"
+#include "support/backend.hpp"
 #include "support/backend_test.hpp"
+#include "support/fault_injection.hpp"
 
 namespace afem::geometry {
 namespace {
@@ -395,6 +398,60 @@ TEST_F(MeshEdgeCases, RepeatedOrOverlappingCellsAreRefused) {
     }
   }
   EXPECT_EQ(arena_->stats().live_handles, 0U);
+}
+
+/// The topology of a mesh copied to the host: side cells, side numbers in their cells, boundary
+/// sides.
+template <CellType Type>
+std::vector<std::int64_t> topology_of(const Mesh<Type>& mesh) {
+  const auto view = mesh.view();
+  std::vector<std::int64_t> all;
+  for (const std::int32_t v : test::copy_to_host(view.side_cells)) {
+    all.push_back(v);
+  }
+  all.push_back(-2);
+  for (const std::int32_t v : test::copy_to_host(view.boundary_sides)) {
+    all.push_back(v);
+  }
+  return all;
+}
+
+// Fault injection: rebuild_topology on a fresh pool fails at each of its upstream allocations in
+// turn: an OutOfMemory naming the label, the topology and cells as they were, the arena empty,
+// nothing left in the pool once the mesh is gone, and a retry that rebuilds the same topology.
+TEST(MeshFaults, ATopologyRebuildSurvivesAFailureAtEachOfItsAllocations) {
+  if (!test::device_available()) {
+    GTEST_SKIP() << "no device for this build's backend";
+  }
+  const MeshData data = box_mesh(CellType::tetrahedron, {3, 3, 3}, {0, 0, 0}, {1, 1, 1});
+  const int faults = test::fail_each_allocation([&](int k) {
+    bool failed = false;
+    test::FaultyPool faulty;
+    {
+      memory::Arena arena(faulty.pool, {.name = "scratch"});
+      Mesh<CellType::tetrahedron> mesh(data, faulty.pool, arena);
+      const std::vector<std::int64_t> before = topology_of(mesh);
+      faulty.plan_fault(k);
+      try {
+        mesh.rebuild_topology(arena);
+      } catch (const afem::OutOfMemory& error) {
+        failed = true;
+        test::expect_names_a_label(error);
+        faulty.clear_fault();
+        EXPECT_EQ(topology_of(mesh), before) << "fault " << k;
+        EXPECT_EQ(mesh.to_mesh_data().cells, data.cells) << "fault " << k;
+        EXPECT_EQ(arena.stats().live_handles, 0U) << "fault " << k;
+      }
+      faulty.clear_fault();
+      mesh.rebuild_topology(arena);
+      EXPECT_EQ(topology_of(mesh), before) << "fault " << k;
+    }
+    EXPECT_EQ(faulty.pool.stats().live_bytes, 0U) << "fault " << k;
+    return failed;
+  });
+  EXPECT_GE(faults, 3);
+  std::printf("[ faults   ] topology rebuild: %d injected upstream faults, each survived\n",
+              faults);
 }
 
 }  // namespace

@@ -7,6 +7,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <cstdio>
 #include <memory>
 #include <stdexcept>
 #include <string>
@@ -18,6 +19,7 @@
 #include "memory/error.hpp"
 #include "memory/pool.hpp"
 #include "support/backend.hpp"
+#include "support/fault_injection.hpp"
 
 #if AFEM_HAS_CUDA
 #include <cuda_runtime_api.h>
@@ -228,9 +230,10 @@ TEST_F(CaptureCacheTest, ReleasingAfterQueuedReplaysKeepsTheirResults) {
   CaptureCache<int> cache(*pool_);
   const std::size_t n = 4096;
   const int replays = 32;
-  auto x = borrow_temporary<double>(*pool_, n * replays, "test.x");
-  auto p = borrow_temporary<double>(*pool_, 2 * replays, "test.parameters");
-  auto y = borrow_temporary<double>(*pool_, n * replays, "test.y");
+  const auto slices = static_cast<std::size_t>(replays);
+  auto x = borrow_temporary<double>(*pool_, n * slices, "test.x");
+  auto p = borrow_temporary<double>(*pool_, 2 * slices, "test.parameters");
+  auto y = borrow_temporary<double>(*pool_, n * slices, "test.y");
   std::vector<double> host_x;
   std::vector<double> host_p;
   for (int r = 0; r < replays; ++r) {
@@ -404,6 +407,50 @@ TEST_F(CaptureCacheTest, TenThousandRunClearCyclesLeaveMemoryWhereItStarted) {
   EXPECT_EQ(cache.stats().misses, 10001U);
   EXPECT_EQ(test::copy_to_host(ArrayView<const double>(device_y.view())),
             expected(x, 1.0, 2.0, 1.0));
+}
+
+// Fault injection: the first run of a key (staging, scratch, capture, replay) on a fresh pool fails
+// at each of its upstream allocations in turn: an OutOfMemory naming the label, no entry and no
+// retained bytes, the other entry intact, and a retry that computes the right result.
+TEST_F(CaptureCacheTest, ACaptureSurvivesAFailureAtEachOfItsAllocations) {
+  const std::vector<double> x = ramp(300, 1.0);
+  const int faults = test::fail_each_allocation([&](int k) {
+    bool failed = false;
+    test::FaultyPool faulty;
+    {
+      auto device_x = borrow_temporary<double>(faulty.pool, x.size(), "test.x");
+      auto device_p = borrow_temporary<double>(faulty.pool, 2, "test.parameters");
+      auto device_y = borrow_temporary<double>(faulty.pool, x.size(), "test.y");
+      test::copy_to_device(device_x.view(), x);
+      test::copy_to_device(device_p.view(), std::vector<double>{2.0, 1.0});
+      const StagedArray inputs[] = {staged_input(device_x.view()), staged_input(device_p.view())};
+      const StagedArray outputs[] = {staged_output(device_y.view())};
+      CaptureCache<int> cache(faulty.pool, {.name = "step", .scratch_bytes = 64 << 10});
+      cache.run(0, stream_, inputs, outputs, record_step);  // an entry that must survive
+      const std::size_t retained = cache.stats().retained_bytes;
+      faulty.plan_fault(k);
+      try {
+        cache.run(1, stream_, inputs, outputs, record_step);
+      } catch (const OutOfMemory& error) {
+        failed = true;
+        test::expect_names_a_label(error);
+        EXPECT_FALSE(cache.contains(1)) << "fault " << k;
+        EXPECT_EQ(cache.stats().entries, 1U) << "fault " << k;
+        EXPECT_EQ(cache.stats().retained_bytes, retained) << "fault " << k;
+      }
+      faulty.clear_fault();
+      cache.run(1, stream_, inputs, outputs, record_step);
+      cache.run(0, stream_, inputs, outputs, record_step);
+      stream_.synchronize();
+      EXPECT_EQ(test::copy_to_host(ArrayView<const double>(device_y.view())),
+                expected(x, 2.0, 1.0, 1.0))
+          << "fault " << k;
+    }
+    EXPECT_EQ(faulty.pool.stats().live_bytes, 0U) << "fault " << k;
+    return failed;
+  });
+  EXPECT_GE(faults, 3);
+  std::printf("[ faults   ] capture: %d injected upstream faults, each survived\n", faults);
 }
 
 }  // namespace
