@@ -89,7 +89,8 @@ const Stream& CaptureRecorder::stream() const {
   return entry_->stream_;
 }
 
-Arena& CaptureRecorder::scratch() const {
+Arena& CaptureRecorder::scratch() {
+  scratch_used_ = true;
   return *entry_->arena_;
 }
 
@@ -111,6 +112,9 @@ std::size_t CaptureRecorder::count(std::size_t index, bool output) const {
 }
 
 void* CaptureRecorder::static_bytes(std::size_t bytes, std::string_view name) {
+  AFEM_EXPECTS(!scratch_used_, "CaptureRecorder: " + entry_->label_ + " asked for static buffer '" +
+                                   std::string(name) +
+                                   "' after scratch(); take static buffers first");
   auto buffer = borrow_temporary<std::byte>(*entry_->arena_, bytes,
                                             entry_->label_ + ".static." + std::string(name));
   void* pointer = buffer.data();
@@ -132,10 +136,10 @@ namespace detail {
 std::size_t CaptureEntry::planned_bytes(std::span<const StagedArray> inputs,
                                         std::span<const StagedArray> outputs,
                                         std::size_t scratch_bytes) {
-  std::size_t bytes = Arena::block_size(scratch_bytes);
+  std::size_t bytes = Pool::size_class(scratch_bytes);
   for (const auto arrays : {inputs, outputs}) {
     for (const StagedArray& array : arrays) {
-      bytes += array.bytes() == 0 ? 0 : Arena::block_size(array.bytes());
+      bytes += array.bytes() == 0 ? 0 : Pool::size_class(array.bytes());
     }
   }
   return bytes;
@@ -155,9 +159,11 @@ CaptureEntry::CaptureEntry(Pool& pool, std::string label, const Stream& stream,
                    "created (Stream::from_native)");
 #endif
   AFEM_EXPECTS(scratch_bytes > 0, "CaptureCache: " + label_ + " needs scratch_bytes > 0");
+  // One chunk of a whole size class, so that the capacity leaves no room for a second one.
+  const std::size_t chunk = Pool::size_class(scratch_bytes);
   arena_ = std::make_unique<Arena>(pool, ArenaOptions{.name = label_ + ".scratch",
-                                                      .chunk_bytes = scratch_bytes,
-                                                      .capacity_bytes = scratch_bytes,
+                                                      .chunk_bytes = chunk,
+                                                      .capacity_bytes = chunk,
                                                       .stream = stream});
   {
     // Takes the arena's one chunk now, so that the capture window asks the pool for nothing.
@@ -243,11 +249,17 @@ void CaptureEntry::replay(const Stream& stream, std::span<const StagedArray> inp
   if (stream.device().is_cuda()) {
     const CudaDeviceGuard guard(stream.device().ordinal());
     const auto native = static_cast<cudaStream_t>(stream.native_handle());
-    AFEM_CUDA_TRY(cudaGraphLaunch(static_cast<cudaGraphExec_t>(native_.graph), native));
-    for (std::size_t i = 0; i < outputs.size(); ++i) {
-      copy_staged(outputs[i].mutable_data, outputs_[i].buffer.data(), outputs[i].bytes(), stream);
+    try {
+      AFEM_CUDA_TRY(cudaGraphLaunch(static_cast<cudaGraphExec_t>(native_.graph), native));
+      for (std::size_t i = 0; i < outputs.size(); ++i) {
+        copy_staged(outputs[i].mutable_data, outputs_[i].buffer.data(), outputs[i].bytes(), stream);
+      }
+      AFEM_CUDA_TRY(cudaEventRecord(static_cast<cudaEvent_t>(native_.event), native));
+    } catch (...) {
+      // Copies already queued may still read the staging buffers: let them finish first.
+      (void)cudaStreamSynchronize(native);
+      throw;
     }
-    AFEM_CUDA_TRY(cudaEventRecord(static_cast<cudaEvent_t>(native_.event), native));
     return;
   }
 #endif
@@ -291,7 +303,7 @@ std::size_t CaptureEntry::retained_bytes() const {
   std::size_t bytes = arena_ ? arena_->stats().reserved_bytes : 0;
   for (const auto* staged : {&inputs_, &outputs_}) {
     for (const Staged& s : *staged) {
-      bytes += s.buffer.size() == 0 ? 0 : Arena::block_size(s.buffer.size());
+      bytes += s.buffer.size() == 0 ? 0 : Pool::size_class(s.buffer.size());
     }
   }
   return bytes;

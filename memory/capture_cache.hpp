@@ -122,7 +122,9 @@ public:
   /// The stream the step is captured on.
   [[nodiscard]] const Stream& stream() const;
   /// The entry's scratch arena (reserved before capture, never reset while the entry lives).
-  [[nodiscard]] Arena& scratch() const;
+  /// Scratch given back during the capture may be handed out again to later work of the same
+  /// step: the replays run in the recorded order, so that is safe.
+  [[nodiscard]] Arena& scratch();
   /// Staging buffer of input `index`; throws afem::Error when there is no such input or its type
   /// is not T.
   template <class T>
@@ -135,7 +137,9 @@ public:
     return {static_cast<T*>(staging(index, true, staged_type_of<T>())), count(index, true)};
   }
   /// A buffer the entry keeps across replays (state the step carries from one replay to the next),
-  /// taken from the entry's scratch arena and released with the entry. Not initialised.
+  /// taken from the entry's scratch arena and released with the entry. Not initialised. A step
+  /// takes its static buffers before it first calls scratch() (afem::Error otherwise): scratch
+  /// given back during the capture is reused by later scratch, and must not be by a static buffer.
   template <class T>
   [[nodiscard]] ArrayView<T> static_buffer(std::size_t count, std::string_view name) {
     return {static_cast<T*>(static_bytes(count * sizeof(T), name)), count};
@@ -150,6 +154,7 @@ private:
   [[nodiscard]] std::size_t count(std::size_t index, bool output) const;
   [[nodiscard]] void* static_bytes(std::size_t bytes, std::string_view name);
   detail::CaptureEntry* entry_;
+  bool scratch_used_ = false;
 };
 
 /// The step a CaptureCache captures: records its work through the recorder.
@@ -224,7 +229,8 @@ private:
 /// outputs out after each replay. Every release (erase, clear, eviction, reshape, destruction)
 /// waits for the entry's last replay to finish, then destroys its graph, releases its staging
 /// buffers and arena and destroys its event; the path is noexcept. Statistics in stats(); each
-/// entry's buffers are in the pool's ledger under "<name>[<key>].…". One host thread at a time.
+/// entry's buffers are in the pool's ledger under "<name>[<key>].…". The streams passed to run()
+/// must outlive the entries replayed on them (release waits on them). One host thread at a time.
 template <class Key, class Hash = std::hash<Key>>
 class CaptureCache {
 public:
@@ -249,8 +255,9 @@ public:
       const std::string difference = found->second.entry->mismatch(inputs, outputs);
       if (difference.empty()) {
         touch(found->second);
+        found->second.entry->replay(stream, inputs, outputs);
         ++stats_.hits;
-        replay(*found->second.entry, stream, inputs, outputs);
+        ++stats_.replays;
         return;
       }
       AFEM_EXPECTS(options_.on_shape_change == ShapeChange::recapture,
@@ -306,12 +313,6 @@ private:
 
   void touch(Slot& slot) { recency_.splice(recency_.begin(), recency_, slot.recent); }
 
-  void replay(detail::CaptureEntry& entry, const Stream& stream,
-              std::span<const StagedArray> inputs, std::span<const StagedArray> outputs) {
-    entry.replay(stream, inputs, outputs);
-    ++stats_.replays;
-  }
-
   void capture(const Key& key, const Stream& stream, std::span<const StagedArray> inputs,
                std::span<const StagedArray> outputs, const CaptureStep& step) {
     const std::string label = options_.name + "[" + key_text(key, serial_++) + "]";
@@ -334,23 +335,23 @@ private:
       entry = std::make_unique<detail::CaptureEntry>(*pool_, label, stream, inputs, outputs,
                                                      options_.scratch_bytes);
       entry->capture(step);
+      entry->replay(stream, inputs, outputs);  // the first replay: a failure keeps nothing
     } catch (...) {
       ++stats_.failed_captures;
       throw;  // `entry` releases whatever it holds
     }
     ++stats_.misses;
+    ++stats_.replays;
     recency_.push_front(key);
     const std::size_t bytes = entry->retained_bytes();
-    typename Map::iterator position;
     try {
-      position = entries_.emplace(key, Slot{std::move(entry), recency_.begin(), bytes}).first;
+      entries_.emplace(key, Slot{std::move(entry), recency_.begin(), bytes});
     } catch (...) {
       recency_.pop_front();
       throw;
     }
     stats_.retained_bytes += bytes;
     stats_.entries = entries_.size();
-    replay(*position->second.entry, stream, inputs, outputs);
   }
 
   void release(typename Map::iterator position) noexcept {

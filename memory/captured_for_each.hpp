@@ -15,16 +15,20 @@
 
 namespace afem::memory {
 
-/// Records functor(i) for every i in [0, n) on the replay's stream, without a synchronization (a
-/// CUDA graph cannot hold one). `functor` is copied into the recording: it must hold views, not
-/// handles.
+/// Records functor(i) for every i in [0, n) on the replay's stream (on the host for a CPU stream),
+/// without a synchronization (a CUDA graph cannot hold one). `functor` is copied into the
+/// recording: it must hold views, not handles.
 template <class Functor>
 void captured_for_each(CaptureRecorder& recorder, std::size_t n, Functor functor) {
   recorder.launch([n, functor](const Stream& stream) {
 #if AFEM_HAS_CUDA
-    thrust::for_each_n(
-        thrust::cuda::par_nosync.on(static_cast<cudaStream_t>(stream.native_handle())),
-        thrust::counting_iterator<std::size_t>(0), n, functor);
+    if (stream.device().is_cuda()) {
+      thrust::for_each_n(
+          thrust::cuda::par_nosync.on(static_cast<cudaStream_t>(stream.native_handle())),
+          thrust::counting_iterator<std::size_t>(0), n, functor);
+      return;
+    }
+    thrust::for_each_n(thrust::host, thrust::counting_iterator<std::size_t>(0), n, functor);
 #else
     (void)stream;
     thrust::for_each_n(thrust::device, thrust::counting_iterator<std::size_t>(0), n, functor);

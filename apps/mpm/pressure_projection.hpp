@@ -59,8 +59,8 @@ struct DivergenceComponentForm {
   int component = 0;
   template <class Sample, class Test, class Trial>
   AFEM_HOST_DEVICE double operator()(const Sample& s, const Test& q, const Trial& phi) const {
-    return fraction[static_cast<std::size_t>(s.cell)] * q.basis_value *
-           phi.basis_gradient[component];
+    return fraction[static_cast<std::size_t>(s.cell)] *
+           (q.basis_value * phi.basis_gradient[component]);
   }
 };
 
@@ -72,8 +72,8 @@ struct GradientComponentForm {
   int component = 0;
   template <class Sample, class Test, class Trial>
   AFEM_HOST_DEVICE double operator()(const Sample& s, const Test& phi, const Trial& q) const {
-    return fraction[static_cast<std::size_t>(s.cell)] * phi.basis_gradient[component] *
-           q.basis_value;
+    return fraction[static_cast<std::size_t>(s.cell)] *
+           (q.basis_value * phi.basis_gradient[component]);
   }
 };
 

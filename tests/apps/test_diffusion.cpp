@@ -84,6 +84,8 @@ TEST(DiffusionFaults, TheSolveSurvivesAFailureAtEachOfItsAllocations) {
       EXPECT_EQ(retry.solve.iterations, clean.solve.iterations) << "fault " << k;
     }
     EXPECT_EQ(faulty.pool.stats().live_bytes, 0U) << "fault " << k;
+    // A fault that fired must have failed the operation (none swallowed).
+    EXPECT_EQ(failed, faulty.resource.failures() > 0) << "fault " << k;
     return failed;
   });
   EXPECT_GE(faults, 5);

@@ -477,6 +477,8 @@ void expect_steps_survive_every_fault(const Scene& scene, int expected_min_fault
     }
     EXPECT_EQ(faulty.pool.stats().live_bytes, 0U) << "fault " << k;
     EXPECT_EQ(faulty.pool.ledger().live_bytes(), 0U) << "fault " << k;
+    // A fault that fired must have failed the operation (none swallowed).
+    EXPECT_EQ(failed, faulty.resource.failures() > 0) << "fault " << k;
     return failed;
   });
   EXPECT_GE(faults, expected_min_faults);

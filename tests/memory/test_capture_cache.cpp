@@ -254,6 +254,10 @@ TEST_F(CaptureCacheTest, ReleasingAfterQueuedReplaysKeepsTheirResults) {
     cache.run(0, stream_, inputs, outputs, record_step);
   }
   EXPECT_TRUE(cache.erase(0));
+#if AFEM_HAS_CUDA
+  // erase() waited for the last replay: nothing of them is left on the stream.
+  EXPECT_EQ(cudaStreamQuery(static_cast<cudaStream_t>(native_)), cudaSuccess);
+#endif
   stream_.synchronize();
   const std::vector<double> result = test::copy_to_host(ArrayView<const double>(y.view()));
   for (int r = 0; r < replays; ++r) {
@@ -279,6 +283,25 @@ TEST_F(CaptureCacheTest, ACaptureThatThrowsLeavesNoEntryAndNoBytes) {
   EXPECT_EQ(cache.stats().failed_captures, 1U);
   EXPECT_FALSE(cache.contains(3));
   EXPECT_EQ(pool_->stats().live_bytes, live_before);
+  // Work that throws when it runs (at the first replay on the CPU, during capture on CUDA).
+  EXPECT_THROW(run(cache, 3, x, 1.0, 1.0,
+                   [](CaptureRecorder& recorder) {
+                     record_step(recorder);
+                     recorder.launch([](const Stream&) { throw std::runtime_error("launch"); });
+                   }),
+               std::runtime_error);
+  EXPECT_EQ(cache.stats().entries, 0U);
+  EXPECT_EQ(cache.stats().failed_captures, 2U);
+  EXPECT_EQ(cache.stats().replays, 0U);
+  EXPECT_EQ(pool_->stats().live_bytes, live_before);
+  // A static buffer after scratch could share memory with scratch given back: refused.
+  EXPECT_THROW(run(cache, 3, x, 1.0, 1.0,
+                   [](CaptureRecorder& recorder) {
+                     (void)recorder.scratch();
+                     (void)recorder.static_buffer<double>(1, "late");
+                   }),
+               Error);
+  EXPECT_EQ(cache.stats().entries, 0U);
   // Scratch beyond what the entry reserved: OutOfMemory naming the label, nothing kept.
   CaptureCache<int> small(*pool_, {.name = "small", .scratch_bytes = 4096});
   try {
@@ -409,9 +432,10 @@ TEST_F(CaptureCacheTest, TenThousandRunClearCyclesLeaveMemoryWhereItStarted) {
             expected(x, 1.0, 2.0, 1.0));
 }
 
-// Fault injection: the first run of a key (staging, scratch, capture, replay) on a fresh pool fails
-// at each of its upstream allocations in turn: an OutOfMemory naming the label, no entry and no
-// retained bytes, the other entry intact, and a retry that computes the right result.
+// Fault injection: the first run of a key on a fresh pool fails at each of its upstream allocations
+// in turn (all of them reserve staging and scratch before the capture window opens): an OutOfMemory
+// naming the label, no entry and no retained bytes, the other entry intact, and a retry that
+// computes the right result.
 TEST_F(CaptureCacheTest, ACaptureSurvivesAFailureAtEachOfItsAllocations) {
   const std::vector<double> x = ramp(300, 1.0);
   const int faults = test::fail_each_allocation([&](int k) {
@@ -447,6 +471,8 @@ TEST_F(CaptureCacheTest, ACaptureSurvivesAFailureAtEachOfItsAllocations) {
           << "fault " << k;
     }
     EXPECT_EQ(faulty.pool.stats().live_bytes, 0U) << "fault " << k;
+    // A fault that fired must have failed the operation (none swallowed).
+    EXPECT_EQ(failed, faulty.resource.failures() > 0) << "fault " << k;
     return failed;
   });
   EXPECT_GE(faults, 3);
