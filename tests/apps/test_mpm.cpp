@@ -430,16 +430,27 @@ TEST_F(MpmTest, IncompressibleStillWaterStaysAtRest) {
   EXPECT_LT(max_speed(state, 2), 1e-4);
 }
 
-// Fault injection: the first step of a simulation (cold pool and arena) fails at each of its
-// upstream allocations in turn. Every time the error is an OutOfMemory naming the label, the
+// Fault injection: a step with cold caches (the first one, or one after `warm_steps` steps once
+// the arena's chunks and the pool's cache were given back) fails at each of its upstream
+// allocations in turn. Every time the error is an OutOfMemory naming the label, the
 // particles are bitwise as before, the arena holds nothing, and a retry without the fault gives
 // the state of a run that never failed; once the objects are gone the pool holds nothing.
-void expect_steps_survive_every_fault(const Scene& scene, int expected_min_faults) {
+void expect_steps_survive_every_fault(const Scene& scene, int warm_steps, int expected_min_faults) {
+  // Runs `steps` steps, then empties the arena's and the pool's caches.
+  const auto advance = [](Simulation<2>& simulation, memory::Arena& arena, memory::Pool& pool,
+                          int steps) {
+    for (int s = 0; s < steps; ++s) {
+      simulation.step();
+    }
+    arena.release_chunks();
+    pool.trim();
+  };
   ParticleState clean;
   {
     test::FaultyPool faulty;
     memory::Arena arena(faulty.pool, {.name = "step"});
     Simulation<2> simulation(scene, faulty.pool, arena);
+    advance(simulation, arena, faulty.pool, warm_steps);
     simulation.step();
     simulation.step();
     clean = simulation.particles();
@@ -450,6 +461,7 @@ void expect_steps_survive_every_fault(const Scene& scene, int expected_min_fault
     {
       memory::Arena arena(faulty.pool, {.name = "step"});
       Simulation<2> simulation(scene, faulty.pool, arena);
+      advance(simulation, arena, faulty.pool, warm_steps);
       const ParticleState before = simulation.particles();
       faulty.plan_fault(k);
       try {
@@ -463,7 +475,7 @@ void expect_steps_survive_every_fault(const Scene& scene, int expected_min_fault
         EXPECT_EQ(after.affine, before.affine) << "fault " << k;
         EXPECT_EQ(after.deformation, before.deformation) << "fault " << k;
         EXPECT_EQ(arena.stats().live_handles, 0U) << "fault " << k;
-        EXPECT_EQ(simulation.steps_taken(), 0) << "fault " << k;
+        EXPECT_EQ(simulation.steps_taken(), warm_steps) << "fault " << k;
       }
       faulty.clear_fault();
       if (failed) {
@@ -482,16 +494,18 @@ void expect_steps_survive_every_fault(const Scene& scene, int expected_min_fault
     return failed;
   });
   EXPECT_GE(faults, expected_min_faults);
-  std::printf("[ faults   ] %s: %d injected upstream faults, each survived\n",
-              to_string(scene.kind).c_str(), faults);
+  std::printf("[ faults   ] %s, step %d: %d injected upstream faults, each survived\n",
+              to_string(scene.kind).c_str(), warm_steps + 1, faults);
 }
 
 TEST_F(MpmTest, AStepSurvivesAFailureAtEachOfItsAllocations) {
-  expect_steps_survive_every_fault(scene_of(SceneKind::sand_column, 2, 32), 5);
+  expect_steps_survive_every_fault(scene_of(SceneKind::sand_column, 2, 32), 0, 5);
+  expect_steps_survive_every_fault(scene_of(SceneKind::sand_column, 2, 32), 40, 5);
 }
 
 TEST_F(MpmTest, AnIncompressibleStepSurvivesAFailureAtEachOfItsAllocations) {
-  expect_steps_survive_every_fault(incompressible_scene(SceneKind::dam_break, 16), 5);
+  expect_steps_survive_every_fault(incompressible_scene(SceneKind::dam_break, 16), 0, 5);
+  expect_steps_survive_every_fault(incompressible_scene(SceneKind::dam_break, 16), 20, 5);
 }
 
 // A step arena at a hard capacity too small for the step: OutOfMemory naming the largest holders,
