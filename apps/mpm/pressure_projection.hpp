@@ -64,16 +64,14 @@ struct DivergenceComponentForm {
   }
 };
 
-/// B_d^T(phi, q) = d(phi)/dx_d q: test phi (velocity component d), trial q (pressure); the same
-/// products as DivergenceComponentForm, summed in the same order, so the matrix is B_d's exact
-/// transpose.
-struct GradientComponentForm {
-  memory::ArrayView<const double> fraction;
-  int component = 0;
+/// A bilinear form with test and trial swapped: Transposed<F> assembles the transpose of F's
+/// matrix from the very same products, summed in the same order, so bit for bit.
+template <class Form>
+struct Transposed {
+  Form form;
   template <class Sample, class Test, class Trial>
-  AFEM_HOST_DEVICE double operator()(const Sample& s, const Test& phi, const Trial& q) const {
-    return fraction[static_cast<std::size_t>(s.cell)] *
-           (q.basis_value * phi.basis_gradient[component]);
+  AFEM_HOST_DEVICE double operator()(const Sample& s, const Test& v, const Trial& u) const {
+    return form(s, u, v);
   }
 };
 
@@ -282,7 +280,6 @@ class PressureProjection {
 public:
   using Grid = geometry::Grid<D>;
   using ScalarSpace = fem::LagrangeSpace<Grid, 1, 1>;
-  using VectorSpace = fem::LagrangeSpace<Grid, 1, D>;
   using Domain = quadrature::Cells<Grid>;
 
   /// `wall_layers`: node layers along each wall whose normal velocity the wall holds;
@@ -316,7 +313,8 @@ public:
       fem::integrate(divergence_[d], quadrature_, restriction_, restriction_,
                      detail::DivergenceComponentForm{fraction, component}, scratch);
       fem::integrate(gradient_[d], quadrature_, restriction_, restriction_,
-                     detail::GradientComponentForm{fraction, component}, scratch);
+                     detail::Transposed<detail::DivergenceComponentForm>{{fraction, component}},
+                     scratch);
     }
     auto mass = memory::borrow_temporary<double>(scratch, nodes, "PressureProjection.mass");
     fem::integrate(mass.view(), quadrature_, restriction_,
