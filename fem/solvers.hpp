@@ -45,8 +45,9 @@ struct SolveResult {
   double residual = 0.0;
 };
 
-/// A solve that broke down or did not converge; what() says which and lists the last relative
-/// residuals, history() has them all.
+/// A solve that broke down or did not converge; what() says which and lists the last 8 relative
+/// residuals. history() keeps the last 64 (the initial residual first while there are at most 64),
+/// oldest first: a solve keeps them in a fixed ring so that it takes no heap memory on its way.
 class SolverError : public Error {
 public:
   SolverError(const std::string& message, std::vector<double> history)

@@ -1,8 +1,11 @@
 // Particle and grid frames for ParaView.
 #include "apps/mpm/frames.hpp"
 
+#include <array>
+#include <charconv>
 #include <cstdio>
 #include <fstream>
+#include <string_view>
 #include <utility>
 
 #include "geometry/vtu.hpp"
@@ -23,8 +26,11 @@ void write_collection(const std::filesystem::path& file, const char* prefix, con
   std::ofstream out(file);
   out << "<?xml version=\"1.0\"?>\n<VTKFile type=\"Collection\" version=\"0.1\">\n<Collection>\n";
   for (std::size_t i = 0; i < times.size(); ++i) {
-    out << "<DataSet timestep=\"" << times[i] << "\" file=\""
-        << frame_name(prefix, static_cast<int>(i), extension) << "\"/>\n";
+    std::array<char, 32> time{};
+    const auto written = std::to_chars(time.data(), time.data() + time.size(), times[i]);
+    out << "<DataSet timestep=\""
+        << std::string_view(time.data(), static_cast<std::size_t>(written.ptr - time.data()))
+        << "\" file=\"" << frame_name(prefix, static_cast<int>(i), extension) << "\"/>\n";
   }
   out << "</Collection>\n</VTKFile>\n";
   if (!out) {

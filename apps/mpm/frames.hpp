@@ -15,8 +15,9 @@ namespace afem::apps::mpm {
 
 /// Writes frames into `directory` (created when missing): particles_NNNNN.vtp with the
 /// particles' velocity and volume ratio J, grid_NNNNN.vtu with the grid's mass and velocity.
-/// The .pvd collections are rewritten after each frame, so a run stopped part-way leaves
-/// readable output. Throws afem::Error naming the path when a file cannot be written.
+/// The .pvd collections (each frame's time written so that it reads back exactly) are rewritten
+/// after each frame, so a run stopped part-way leaves readable output. Throws afem::Error naming
+/// the path when a file cannot be written.
 class FrameWriter {
 public:
   FrameWriter(std::filesystem::path directory, const geometry::MeshData& grid_mesh);

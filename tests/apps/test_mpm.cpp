@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <map>
 #include <numbers>
+#include <string>
 #include <vector>
 
 #include "apps/mpm/options.hpp"
@@ -182,11 +183,13 @@ TEST_F(MpmTest, RunsAreBitwiseIdenticalAcrossRunsAndThreadCounts) {
 #endif
   const ParticleState sand_one = run<2>(sand, 60);
   const ParticleState water_one = run<3>(water, 10);
-  {
+  expect_bitwise_equal(run<2>(sand, 60), sand_one);  // the same again
+  for (const int count : {2, 3, 4}) {
+    SCOPED_TRACE(std::to_string(count) + " threads");
 #if defined(_OPENMP)
-    const Threads two(2);
+    const Threads threads(count);
+    ASSERT_EQ(omp_get_max_threads(), count);
 #endif
-    expect_bitwise_equal(run<2>(sand, 60), sand_one);
     expect_bitwise_equal(run<2>(sand, 60), sand_one);
     expect_bitwise_equal(run<3>(water, 10), water_one);
   }
@@ -313,72 +316,110 @@ Scene incompressible_scene(SceneKind kind, int resolution, int dimension = 2) {
   return make_scene(options);
 }
 
-// The discrete divergence B u of a 2D grid velocity, recomputed here on the host from its
+// The discrete divergence B u of a grid velocity, recomputed here on the host from its
 // definition: B(q, phi_i) = sum_c theta_c int_c q div phi_i with theta_c the particles' volume in
-// cell c over the cell's (at most 1), 2 x 2 Gauss points. Returns max_q |(B u)_q| over the nodes
-// that touch fluid, relative to max_q of the same sum taken over absolute values.
+// cell c over the cell's (at most 1), multilinear hats and 2^D Gauss points per cell. Returns
+// max_q |(B u)_q| over the nodes that touch fluid, relative to max_q of the same sum taken over
+// absolute values.
+template <int D>
 double relative_divergence(const Scene& scene, const ParticleState& particles,
                            const GridState& grid) {
+  constexpr std::size_t dim = D;
+  constexpr std::size_t corners = std::size_t{1} << dim;
   const auto n = static_cast<std::size_t>(scene.resolution);
   const double h = scene.cell_size();
-  std::vector<double> theta(n * n, 0.0);
-  for (std::size_t p = 0; p < scene.volumes.size(); ++p) {
-    const std::size_t cx =
-        std::min(n - 1, static_cast<std::size_t>(particles.positions[2 * p] / h));
-    const std::size_t cy =
-        std::min(n - 1, static_cast<std::size_t>(particles.positions[2 * p + 1] / h));
-    theta[cx + cy * n] += scene.volumes[p] / (h * h);
+  const double cell_volume = std::pow(h, D);
+  std::size_t cell_total = 1;
+  std::size_t node_total = 1;
+  for (std::size_t d = 0; d < dim; ++d) {
+    cell_total *= n;
+    node_total *= n + 1;
   }
-  const std::size_t nodes = (n + 1) * (n + 1);
-  std::vector<double> divergence(nodes, 0.0);
-  std::vector<double> magnitude(nodes, 0.0);
-  std::vector<bool> fluid(nodes, false);
+  std::vector<double> theta(cell_total, 0.0);
+  for (std::size_t p = 0; p < scene.volumes.size(); ++p) {
+    std::size_t cell = 0;
+    std::size_t stride = 1;
+    for (std::size_t d = 0; d < dim; ++d) {
+      cell +=
+          stride * std::min(n - 1, static_cast<std::size_t>(particles.positions[dim * p + d] / h));
+      stride *= n;
+    }
+    theta[cell] += scene.volumes[p] / cell_volume;
+  }
+  const auto bit = [](std::size_t k, std::size_t d) { return (k >> d) & 1U; };
+  std::vector<double> divergence(node_total, 0.0);
+  std::vector<double> magnitude(node_total, 0.0);
+  std::vector<bool> fluid(node_total, false);
   const double gauss[2] = {0.5 - 0.5 / std::sqrt(3.0), 0.5 + 0.5 / std::sqrt(3.0)};
-  for (std::size_t cy = 0; cy < n; ++cy) {
-    for (std::size_t cx = 0; cx < n; ++cx) {
-      const double fraction = std::min(1.0, theta[cx + cy * n]);
-      if (fraction == 0.0) {
-        continue;
+  const double weight_per_point = cell_volume / static_cast<double>(corners);
+  for (std::size_t cell = 0; cell < cell_total; ++cell) {
+    const double fraction = std::min(1.0, theta[cell]);
+    if (fraction == 0.0) {
+      continue;
+    }
+    std::size_t node[corners];
+    for (std::size_t k = 0; k < corners; ++k) {
+      node[k] = 0;
+      std::size_t rest = cell;
+      std::size_t stride = 1;
+      for (std::size_t d = 0; d < dim; ++d) {
+        node[k] += stride * (rest % n + bit(k, d));
+        rest /= n;
+        stride *= n + 1;
       }
-      std::size_t node[4];
-      for (std::size_t k = 0; k < 4; ++k) {
-        node[k] = (cx + k % 2) + (cy + k / 2) * (n + 1);
-        fluid[node[k]] = true;
+      fluid[node[k]] = true;
+    }
+    for (std::size_t g = 0; g < corners; ++g) {
+      double xi[dim];
+      for (std::size_t d = 0; d < dim; ++d) {
+        xi[d] = gauss[bit(g, d)];
       }
-      for (const double gy : gauss) {
-        for (const double gx : gauss) {
-          const double weight = fraction * h * h / 4.0;
-          double div = 0.0;
-          double div_abs = 0.0;
-          double value[4];
-          for (std::size_t k = 0; k < 4; ++k) {
-            const double fx = k % 2 == 0 ? 1.0 - gx : gx;
-            const double fy = k / 2 == 0 ? 1.0 - gy : gy;
-            value[k] = fx * fy;
-            const double dx = (k % 2 == 0 ? -1.0 : 1.0) * fy / h;
-            const double dy = (k / 2 == 0 ? -1.0 : 1.0) * fx / h;
-            const double term =
-                dx * grid.velocities[2 * node[k]] + dy * grid.velocities[2 * node[k] + 1];
-            div += term;
-            div_abs += std::abs(term);
-          }
-          for (std::size_t k = 0; k < 4; ++k) {
-            divergence[node[k]] += weight * value[k] * div;
-            magnitude[node[k]] += weight * value[k] * div_abs;
-          }
+      double div = 0.0;
+      double div_abs = 0.0;
+      double value[corners];
+      for (std::size_t k = 0; k < corners; ++k) {
+        value[k] = 1.0;
+        for (std::size_t d = 0; d < dim; ++d) {
+          value[k] *= bit(k, d) == 1 ? xi[d] : 1.0 - xi[d];
         }
+        for (std::size_t d = 0; d < dim; ++d) {
+          double derivative = bit(k, d) == 1 ? 1.0 / h : -1.0 / h;
+          for (std::size_t e = 0; e < dim; ++e) {
+            if (e != d) {
+              derivative *= bit(k, e) == 1 ? xi[e] : 1.0 - xi[e];
+            }
+          }
+          const double term = derivative * grid.velocities[dim * node[k] + d];
+          div += term;
+          div_abs += std::abs(term);
+        }
+      }
+      for (std::size_t k = 0; k < corners; ++k) {
+        divergence[node[k]] += fraction * weight_per_point * value[k] * div;
+        magnitude[node[k]] += fraction * weight_per_point * value[k] * div_abs;
       }
     }
   }
   double largest = 0.0;
   double scale = 0.0;
-  for (std::size_t i = 0; i < nodes; ++i) {
+  for (std::size_t i = 0; i < node_total; ++i) {
     if (fluid[i]) {
       largest = std::max(largest, std::abs(divergence[i]));
       scale = std::max(scale, magnitude[i]);
     }
   }
   return largest / scale;
+}
+
+/// The check above can fail: a grid velocity with one fluid node nudged reads far above 1e-7.
+template <int D>
+void expect_a_nudge_is_seen(const Scene& scene, const ParticleState& particles, GridState grid) {
+  std::size_t heaviest = 0;
+  for (std::size_t i = 0; i < grid.masses.size(); ++i) {
+    heaviest = grid.masses[i] > grid.masses[heaviest] ? i : heaviest;
+  }
+  grid.velocities[D * heaviest] += 1e-3;
+  EXPECT_GT(relative_divergence<D>(scene, particles, grid), 1e-5);
 }
 
 // apic_fluid: the projected grid velocity is divergence-free over the fluid to the solver's
@@ -396,8 +437,12 @@ TEST_F(MpmTest, IncompressibleDamBreakIsDivergenceFreeAndFlowsAlongTheFloor) {
     ASSERT_GT(solve.iterations, 0);
     ASSERT_LT(solve.residual, 1e-8);
     if (step % 10 == 0) {
-      EXPECT_LT(relative_divergence(scene, simulation.particles(), simulation.grid_state()), 1e-7)
+      const GridState grid = simulation.grid_state();
+      EXPECT_LT(relative_divergence<2>(scene, simulation.particles(), grid), 1e-7)
           << "step " << step;
+      if (step == 20) {
+        expect_a_nudge_is_seen<2>(scene, simulation.particles(), grid);
+      }
     }
     ASSERT_LT(solve.divergence, 1e-8);
     simulation.grid_to_particle();
@@ -413,12 +458,24 @@ TEST_F(MpmTest, IncompressibleDamBreakIsDivergenceFreeAndFlowsAlongTheFloor) {
   EXPECT_LT(max_speed(state, 2), 2.0 * std::sqrt(2.0 * 9.81 * 0.6));
 }
 
+// The same in 3D, B u recomputed on the host with trilinear hats and 2 x 2 x 2 Gauss points.
 TEST_F(MpmTest, IncompressibleDamBreakIsDivergenceFree3D) {
   const Scene scene = incompressible_scene(SceneKind::dam_break, 16, 3);
   Simulation<3> simulation(scene, *pool_, *arena_);
   for (int s = 0; s < 10; ++s) {
-    simulation.step();
+    simulation.rebin();
+    simulation.particle_to_grid();
+    simulation.update_grid();
     ASSERT_LT(simulation.pressure_solve().divergence, 1e-8);
+    if (s % 3 == 0) {
+      const GridState grid = simulation.grid_state();
+      EXPECT_LT(relative_divergence<3>(scene, simulation.particles(), grid), 1e-7) << "step " << s;
+      if (s == 9) {
+        expect_a_nudge_is_seen<3>(scene, simulation.particles(), grid);
+      }
+    }
+    simulation.grid_to_particle();
+    arena_->reset();
   }
   EXPECT_GT(max_speed(simulation.particles(), 3), 0.1);
 }
@@ -427,7 +484,9 @@ TEST_F(MpmTest, IncompressibleDamBreakIsDivergenceFree3D) {
 TEST_F(MpmTest, IncompressibleStillWaterStaysAtRest) {
   const Scene scene = incompressible_scene(SceneKind::still_water, 32);
   const ParticleState state = run<2>(scene, 200);
-  EXPECT_LT(max_speed(state, 2), 1e-4);
+  std::printf("[          ] still water after 200 steps: max speed %.2e m/s\n",
+              max_speed(state, 2));
+  EXPECT_LT(max_speed(state, 2), 1e-9);  // as README says
 }
 
 // Fault injection: a step with cold caches (the first one, or one after `warm_steps` steps once

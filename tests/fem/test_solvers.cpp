@@ -5,6 +5,7 @@
 #include <Eigen/Sparse>
 #include <Eigen/SparseCholesky>
 
+#include <algorithm>
 #include <cmath>
 #include <random>
 #include <set>
@@ -344,6 +345,35 @@ TEST_F(SolverErrorTest, NonConvergenceReportsTheResidualHistory) {
     EXPECT_EQ(error.history().size(), 3U);  // the initial residual and two iterations
     EXPECT_GT(error.history()[1], 1e-14);
   }
+}
+
+// A long solve keeps its last 64 residuals, oldest first: one more iteration shifts them by one.
+TEST_F(SolverErrorTest, TheResidualHistoryKeepsTheLast64ResidualsOldestFirst) {
+  const HostBsr host = random_bsr<1>(300, true, 1);
+  const BsrMatrix<1> a = BsrMatrix<1>::from_host(*pool_, host.rows, host.rows, host.offsets,
+                                                 host.columns, host.values);
+  auto b = memory::borrow_temporary<double>(*pool_, 300, "test.b");
+  auto x = memory::borrow_temporary<double>(*pool_, 300, "test.x");
+  const auto history_after = [&](int iterations) {
+    test::copy_to_device(b.view(), std::vector<double>(300, 1.0));
+    test::copy_to_device(x.view(), std::vector<double>(300, 0.0));
+    try {
+      cg(a, b.view(), x.view(), *arena_,
+         {.tolerance = 1e-300,
+          .max_iterations = iterations,
+          .preconditioner = Preconditioner::none});
+    } catch (const SolverError& error) {
+      return error.history();
+    }
+    ADD_FAILURE() << "converged to 1e-300 in " << iterations << " iterations";
+    return std::vector<double>{};
+  };
+  const std::vector<double> shorter = history_after(99);
+  const std::vector<double> longer = history_after(100);
+  ASSERT_EQ(shorter.size(), 64U);
+  ASSERT_EQ(longer.size(), 64U);
+  EXPECT_TRUE(std::equal(shorter.begin() + 1, shorter.end(), longer.begin()));
+  EXPECT_NE(longer.back(), shorter.back());
 }
 
 TEST_F(SolverErrorTest, RefusesMalformedHostArraysAndMismatchedVectors) {

@@ -1,8 +1,10 @@
 // Lagrange spaces: node counts, shared nodes, exact reproduction of polynomials of the space's
-// degree, boundary dofs, partitions and restrictions.
+// degree, boundary dofs, and the space's partition and restriction to a selection of cells.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <vector>
 
 #include "fem/boundary.hpp"
@@ -13,6 +15,7 @@
 #include "fem/space_restriction.hpp"
 #include "geometry/grid.hpp"
 #include "geometry/mesh.hpp"
+#include "geometry/partition.hpp"
 #include "quadrature/domain.hpp"
 #include "quadrature/quadrature.hpp"
 #include "support/backend.hpp"
@@ -187,6 +190,86 @@ TYPED_TEST(SpaceTest, MarksTheNodesOnTheBoundary) {
   }
   EXPECT_EQ(count, on_boundary * dim);
   EXPECT_GT(on_boundary, 0);
+}
+
+// A SpacePartition numbers the nodes that touch the selected cells compactly, in increasing
+// global order; a SpaceRestriction to those cells lists each element's nodes in the whole space's
+// numbering or in the partition's. Both follow a new selection after rebuild().
+TYPED_TEST(SpaceTest, PartitionAndRestrictionFollowTheSelectedCells) {
+  using G = typename TypeParam::Geometry;
+  using Space = LagrangeSpace<G, TypeParam::degree>;
+  auto geometry = test::UnitBox<G>::make(3, *this->pool_, *this->arena_);
+  const Space space(*geometry, *this->pool_, *this->arena_);
+  constexpr int npc = Space::Element::node_count;
+  const std::int32_t cell_total = geometry->cell_count();
+  const auto cell_nodes = test::copy_to_host(space.view().cell_nodes);
+  geometry::CellBasedGeometryPartition partition(*geometry, *this->pool_,
+                                                 {.max_cells = cell_total});
+  const quadrature::Cells cells(partition);
+  auto selection = memory::borrow_temporary<std::int32_t>(
+      *this->pool_, static_cast<std::size_t>(cell_total), "test.selection");
+  const std::vector<std::int32_t> first = {cell_total - 1, 0, 4, 4, cell_total / 2};
+  test::copy_to_device(selection.view(), first);
+  partition.select_cells(selection.view().subview(0, first.size()), *this->arena_);
+  SpacePartition<Space> space_partition(space, partition, *this->arena_);
+  SpaceRestriction whole(space, cells, *this->arena_);
+  SpaceRestriction compact(space, cells, space_partition, *this->arena_);
+
+  const auto check = [&](const std::vector<std::int32_t>& selected) {
+    std::vector<std::int32_t> sorted = selected;
+    std::sort(sorted.begin(), sorted.end());
+    sorted.erase(std::unique(sorted.begin(), sorted.end()), sorted.end());
+    const auto partition_cells = test::copy_to_host(partition.view().cells);
+    ASSERT_EQ(partition_cells, sorted);
+    std::vector<std::int32_t> nodes;
+    for (const std::int32_t cell : sorted) {
+      for (int k = 0; k < npc; ++k) {
+        nodes.push_back(cell_nodes[static_cast<std::size_t>(cell) * npc + k]);
+      }
+    }
+    std::sort(nodes.begin(), nodes.end());
+    nodes.erase(std::unique(nodes.begin(), nodes.end()), nodes.end());
+    const SpacePartitionView view = space_partition.view();
+    EXPECT_EQ(test::copy_to_host(view.nodes), nodes);
+    EXPECT_EQ(space_partition.node_count(), static_cast<std::int32_t>(nodes.size()));
+    const auto index = test::copy_to_host(view.node_index);
+    ASSERT_EQ(index.size(), static_cast<std::size_t>(space.node_count()));
+    for (std::int32_t node = 0; node < space.node_count(); ++node) {
+      const auto at = std::lower_bound(nodes.begin(), nodes.end(), node);
+      const std::int32_t expected =
+          at != nodes.end() && *at == node ? static_cast<std::int32_t>(at - nodes.begin()) : -1;
+      EXPECT_EQ(index[static_cast<std::size_t>(node)], expected) << "node " << node;
+    }
+    const auto whole_nodes = test::copy_to_host(whole.view().element_nodes);
+    const auto compact_nodes = test::copy_to_host(compact.view().element_nodes);
+    ASSERT_EQ(whole.element_count(), static_cast<std::int32_t>(sorted.size()));
+    ASSERT_EQ(whole_nodes.size(), sorted.size() * npc);
+    ASSERT_EQ(compact_nodes.size(), sorted.size() * npc);
+    EXPECT_EQ(whole.node_count(), space.node_count());
+    EXPECT_EQ(compact.node_count(), space_partition.node_count());
+    for (std::size_t e = 0; e < sorted.size(); ++e) {
+      for (std::size_t k = 0; k < npc; ++k) {
+        const std::int32_t node = cell_nodes[static_cast<std::size_t>(sorted[e]) * npc + k];
+        EXPECT_EQ(whole_nodes[e * npc + k], node) << "element " << e;
+        EXPECT_EQ(compact_nodes[e * npc + k], index[static_cast<std::size_t>(node)])
+            << "element " << e;
+      }
+    }
+  };
+  check(first);
+
+  const std::uint64_t version = compact.version();
+  std::vector<std::int32_t> second;
+  for (std::int32_t cell = 1; cell < cell_total; cell += 3) {
+    second.push_back(cell);
+  }
+  test::copy_to_device(selection.view(), second);
+  partition.select_cells(selection.view().subview(0, second.size()), *this->arena_);
+  space_partition.rebuild(*this->arena_);
+  whole.rebuild(*this->arena_);
+  compact.rebuild(*this->arena_);
+  EXPECT_NE(compact.version(), version);
+  check(second);
 }
 
 }  // namespace

@@ -14,66 +14,18 @@
 #include "geometry/vtu.hpp"
 #include "memory/error.hpp"
 #include "support/temp_file.hpp"
+#include "support/vtk_xml.hpp"
 
 namespace afem::geometry {
 namespace {
 
+using test::data_array_tag;
+using test::data_array_values;
+using test::occurrences;
+using test::read_all;
 using test::TempFile;
-
-std::string read_all(const std::filesystem::path& file) {
-  std::ifstream in(file);
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
-/// The opening tag of the DataArray whose Name attribute is `name` (empty when there is none).
-std::string data_array_tag(const std::string& xml, const std::string& name) {
-  const std::size_t at = xml.find("Name=\"" + name + "\"");
-  if (at == std::string::npos) {
-    return "";
-  }
-  const std::size_t begin = xml.rfind("<DataArray", at);
-  return xml.substr(begin, xml.find('>', at) + 1 - begin);
-}
-
-/// The whitespace-separated values of the DataArray that `tag_start` points into.
-std::vector<std::string> values_after(const std::string& xml, std::size_t tag_start) {
-  const std::size_t begin = xml.find('>', tag_start) + 1;
-  const std::size_t end = xml.find("</DataArray>", begin);
-  std::istringstream in(xml.substr(begin, end - begin));
-  std::vector<std::string> values;
-  for (std::string value; in >> value;) {
-    values.push_back(value);
-  }
-  return values;
-}
-
-/// The values of the DataArray named `name`.
-std::vector<std::string> data_array_values(const std::string& xml, const std::string& name) {
-  const std::size_t at = xml.find("Name=\"" + name + "\"");
-  if (at == std::string::npos) {
-    return {};
-  }
-  return values_after(xml, at);
-}
-
-std::vector<std::string> words(const std::string& text) {
-  std::istringstream in(text);
-  std::vector<std::string> values;
-  for (std::string value; in >> value;) {
-    values.push_back(value);
-  }
-  return values;
-}
-
-std::size_t occurrences(const std::string& text, const std::string& part) {
-  std::size_t count = 0;
-  for (std::size_t at = text.find(part); at != std::string::npos; at = text.find(part, at + 1)) {
-    ++count;
-  }
-  return count;
-}
+using test::values_after;
+using test::words;
 
 TEST(WriteVtu, WritesAQuadMeshWithPointAndCellData) {
   MeshData mesh = box_mesh(CellType::quadrilateral, {2, 1, 0}, {0, 0, 0}, {2, 1, 0});

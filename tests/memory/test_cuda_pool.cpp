@@ -86,5 +86,11 @@ TEST_F(CudaPoolTest, BlockFreedOnOneStreamIsReusedOnAnotherAfterItsWork) {
   cudaDeviceSynchronize();
 }
 
+// The tests' copy helpers report a failed copy instead of leaving the vector unfilled.
+TEST_F(CudaPoolTest, TestCopiesThrowWhenCudaRefusesTheCopy) {
+  const ArrayView<const std::int32_t> nowhere(reinterpret_cast<const std::int32_t*>(0x10), 4);
+  EXPECT_THROW((void)test::copy_to_host(nowhere), CudaError);
+}
+
 }  // namespace
 }  // namespace afem::memory

@@ -2,7 +2,8 @@
 
 /// @file
 /// The device backend of this build for backend-generic tests: where device memory comes from,
-/// and copies between it and host vectors.
+/// and copies between it and host vectors (a failed CUDA copy throws afem::CudaError naming the
+/// call, so a test never reads a vector that was not filled).
 
 #include <cstring>
 #include <memory>
@@ -13,7 +14,7 @@
 #include "memory/device_resource.hpp"
 
 #if AFEM_HAS_CUDA
-#include <cuda_runtime_api.h>
+#include "memory/detail/cuda_check.hpp"
 #endif
 
 namespace afem::test {
@@ -32,7 +33,8 @@ inline bool device_available() {
 template <class T>
 void copy_to_device(memory::ArrayView<T> destination, const std::vector<T>& source) {
 #if AFEM_HAS_CUDA
-  cudaMemcpy(destination.data(), source.data(), source.size() * sizeof(T), cudaMemcpyHostToDevice);
+  AFEM_CUDA_TRY(cudaMemcpy(destination.data(), source.data(), source.size() * sizeof(T),
+                           cudaMemcpyHostToDevice));
 #else
   std::memcpy(destination.data(), source.data(), source.size() * sizeof(T));
 #endif
@@ -42,7 +44,8 @@ template <class T>
 std::vector<T> copy_to_host(memory::ArrayView<const T> source) {
   std::vector<T> destination(source.size());
 #if AFEM_HAS_CUDA
-  cudaMemcpy(destination.data(), source.data(), source.size() * sizeof(T), cudaMemcpyDeviceToHost);
+  AFEM_CUDA_TRY(cudaMemcpy(destination.data(), source.data(), source.size() * sizeof(T),
+                           cudaMemcpyDeviceToHost));
 #else
   std::memcpy(destination.data(), source.data(), source.size() * sizeof(T));
 #endif

@@ -1,0 +1,231 @@
+// A DiscreteField's value and gradient interpolated at PIC particles (what grid-to-particle
+// transfers do) against the analytic field it holds: P1, Q1 and Q2, scalar and vector, on grids
+// and meshes, with particles inside cells, on cell faces and edges, at cell corners and on the
+// boundary of the box.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "fem/field.hpp"
+#include "fem/interpolate.hpp"
+#include "fem/space.hpp"
+#include "geometry/grid.hpp"
+#include "geometry/mesh.hpp"
+#include "quadrature/pic_quadrature.hpp"
+#include "support/backend.hpp"
+#include "support/backend_test.hpp"
+#include "unit_box.hpp"
+
+namespace afem::fem {
+namespace {
+
+/// p(x) = sum_k coefficient_k prod_d x_d^power_kd: the terms of a fixed list that a space of
+/// `degree` on tensor-product cells (each power <= degree) or simplices (total power <= degree)
+/// reproduces, in `dim` dimensions.
+struct Polynomial {
+  static constexpr int max_terms = 16;
+  int count = 0;
+  int dim = 0;
+  double coefficient[max_terms] = {};
+  int power[max_terms][3] = {};
+
+  Polynomial(int dimension, int degree, bool tensor) : dim(dimension) {
+    struct Term {
+      double coefficient;
+      int power[3];
+    };
+    const Term all[] = {{0.5, {0, 0, 0}},  {0.25, {1, 0, 0}},  {-0.5, {0, 1, 0}}, {0.75, {0, 0, 1}},
+                        {0.3, {1, 1, 0}},  {-0.2, {0, 1, 1}},  {0.15, {1, 0, 1}}, {0.4, {1, 1, 1}},
+                        {0.6, {2, 0, 0}},  {-0.35, {0, 2, 0}}, {0.45, {0, 0, 2}}, {0.25, {2, 1, 0}},
+                        {-0.3, {1, 2, 0}}, {0.2, {2, 2, 0}},   {-0.1, {2, 1, 2}}};
+    for (const Term& term : all) {
+      int total = 0;
+      int largest = 0;
+      for (int d = 0; d < 3; ++d) {
+        total += term.power[d];
+        largest = std::max(largest, term.power[d]);
+      }
+      const bool in_dimension = dimension == 3 || term.power[2] == 0;
+      if (in_dimension && (tensor ? largest <= degree : total <= degree)) {
+        coefficient[count] = term.coefficient;
+        for (int d = 0; d < 3; ++d) {
+          power[count][d] = term.power[d];
+        }
+        ++count;
+      }
+    }
+  }
+
+  /// d p / d x_wrt at x, or p(x) itself when wrt is -1.
+  AFEM_HOST_DEVICE double evaluate(const double* x, int wrt) const {
+    double sum = 0.0;
+    for (int k = 0; k < count; ++k) {
+      double term = coefficient[k];
+      for (int d = 0; d < dim; ++d) {
+        int exponent = power[k][d];
+        if (d == wrt) {
+          term *= exponent;
+          exponent = exponent > 0 ? exponent - 1 : 0;
+        }
+        for (int e = 0; e < exponent; ++e) {
+          term *= x[d];
+        }
+      }
+      sum += term;
+    }
+    return sum;
+  }
+};
+
+/// Component c of the field: (1 + c) p(x) + c / 2.
+template <int D, int C>
+struct Exact {
+  Polynomial p;
+  AFEM_HOST_DEVICE FieldValue<D, C> operator()(const Sample<D>& s) const {
+    double x[D];
+    for (int d = 0; d < D; ++d) {
+      x[d] = s.x[d];
+    }
+    if constexpr (C == 1) {
+      return p.evaluate(x, -1);
+    } else {
+      Eigen::Matrix<double, C, 1> value;
+      for (int c = 0; c < C; ++c) {
+        value[c] = (1.0 + c) * p.evaluate(x, -1) + 0.5 * c;
+      }
+      return value;
+    }
+  }
+};
+
+struct ValueAt {
+  template <class S, class Field>
+  AFEM_HOST_DEVICE auto operator()(const S& s, const Field& u) const {
+    return u.value(s);
+  }
+};
+
+struct GradientAt {
+  template <class S, class Field>
+  AFEM_HOST_DEVICE auto operator()(const S& s, const Field& u) const {
+    return u.grad(s);
+  }
+};
+
+template <class G, int Degree, int Components>
+struct Case {
+  using Geometry = G;
+  static constexpr int degree = Degree;
+  static constexpr int components = Components;
+};
+
+template <class C>
+class PicInterpolateTest : public test::BackendTest {};
+
+using Cases = ::testing::Types<
+    Case<geometry::Grid2D, 1, 2>, Case<geometry::Grid3D, 1, 3>, Case<geometry::Grid2D, 2, 1>,
+    Case<geometry::Grid3D, 2, 1>, Case<geometry::Trimesh, 1, 1>, Case<geometry::Trimesh, 2, 2>,
+    Case<geometry::Tetmesh, 1, 3>, Case<geometry::Quadmesh, 2, 1>, Case<geometry::Hexmesh, 1, 1>>;
+TYPED_TEST_SUITE(PicInterpolateTest, Cases);
+
+/// Particle positions in the unit box with n cells per axis (n = 4, so that faces are exact
+/// binary fractions): every cell corner (the box's corners included), points on axis-aligned
+/// faces and edges, points on both diagonals of every square (the faces of the simplices), and
+/// random points.
+std::vector<double> particle_positions(int dim, int n) {
+  std::vector<double> positions;
+  const double h = 1.0 / n;
+  const int lattice = n + 1;
+  const int corners = dim == 2 ? lattice * lattice : lattice * lattice * lattice;
+  for (int i = 0; i < corners; ++i) {
+    int rest = i;
+    for (int d = 0; d < dim; ++d) {
+      positions.push_back((rest % lattice) * h);
+      rest /= lattice;
+    }
+  }
+  std::mt19937 random(23);
+  std::uniform_real_distribution<double> unit(0.0, 1.0);
+  std::uniform_int_distribution<int> plane(0, n);
+  for (int i = 0; i < 60; ++i) {  // on a face (one coordinate on a grid plane) or an edge (two)
+    const int on_planes = 1 + i % (dim - 1);
+    for (int d = 0; d < dim; ++d) {
+      positions.push_back(d < on_planes ? plane(random) * h : unit(random));
+    }
+  }
+  for (int i = 0; i < 40; ++i) {  // on the diagonals of a square of cells
+    const double t = unit(random);
+    const double a = std::floor(unit(random) * n) * h;
+    const double b = std::floor(unit(random) * n) * h;
+    positions.push_back(a + t * h);
+    positions.push_back(i % 2 == 0 ? b + t * h : b + (1.0 - t) * h);
+    if (dim == 3) {
+      positions.push_back(i % 4 < 2 ? b + t * h : unit(random));
+    }
+  }
+  for (int i = 0; i < 200; ++i) {
+    for (int d = 0; d < dim; ++d) {
+      positions.push_back(unit(random));
+    }
+  }
+  return positions;
+}
+
+TYPED_TEST(PicInterpolateTest, ValuesAndGradientsAtParticlesMatchTheFieldEverywhere) {
+  using G = typename TypeParam::Geometry;
+  constexpr int dim = G::dimension;
+  constexpr int nc = TypeParam::components;
+  constexpr bool tensor = G::View::cell_type == geometry::CellType::quadrilateral ||
+                          G::View::cell_type == geometry::CellType::hexahedron;
+  const int n = 4;
+  auto geometry = test::UnitBox<G>::make(n, *this->pool_, *this->arena_);
+  const LagrangeSpace<G, TypeParam::degree, nc> space(*geometry, *this->pool_, *this->arena_);
+  DiscreteField field(space);
+  const Polynomial p(dim, TypeParam::degree, tensor);
+  interpolate(field, Exact<dim, nc>{p}, *this->arena_);
+
+  const std::vector<double> positions = particle_positions(dim, n);
+  const std::size_t count = positions.size() / dim;
+  auto x = memory::borrow_temporary<double>(*this->pool_, positions.size(), "test.positions");
+  auto measure = memory::borrow_temporary<double>(*this->pool_, count, "test.measures");
+  test::copy_to_device(x.view(), positions);
+  test::copy_to_device(measure.view(), std::vector<double>(count, 1e-3));
+  quadrature::PicQuadrature pic(*geometry, *this->pool_);
+  pic.rebin(x.view(), measure.view(), *this->arena_);
+  ASSERT_EQ(pic.outside_count(), 0);
+
+  auto values = memory::borrow_temporary<double>(*this->pool_, count * nc, "test.values");
+  auto gradients =
+      memory::borrow_temporary<double>(*this->pool_, count * nc * dim, "test.gradients");
+  interpolate(values.view(), pic, ValueAt{}, *this->arena_, field);
+  interpolate(gradients.view(), pic, GradientAt{}, *this->arena_, field);
+  const auto value = test::copy_to_host(memory::ArrayView<const double>(values.view()));
+  const auto gradient = test::copy_to_host(memory::ArrayView<const double>(gradients.view()));
+
+  double largest_gradient = 0.0;
+  for (std::size_t i = 0; i < count; ++i) {
+    const double* at = &positions[i * dim];
+    for (int c = 0; c < nc; ++c) {
+      const auto cc = static_cast<std::size_t>(c);
+      const double scale = 1.0 + c;
+      EXPECT_NEAR(value[i * nc + cc], scale * p.evaluate(at, -1) + 0.5 * c, 1e-12)
+          << "particle " << i << " component " << c;
+      for (int d = 0; d < dim; ++d) {
+        const double expected = scale * p.evaluate(at, d);
+        largest_gradient = std::max(largest_gradient, std::abs(expected));
+        EXPECT_NEAR(gradient[(i * nc + cc) * dim + static_cast<std::size_t>(d)], expected, 1e-10)
+            << "particle " << i << " component " << c << " derivative " << d;
+      }
+    }
+  }
+  EXPECT_GT(largest_gradient, 0.5);  // the field varies in every case
+  EXPECT_GE(p.count, dim + 1);       // at least every linear term
+}
+
+}  // namespace
+}  // namespace afem::fem
