@@ -223,7 +223,7 @@ TYPED_TEST(PicInterpolateTest, ValuesAndGradientsAtParticlesMatchTheFieldEverywh
       }
     }
   }
-  EXPECT_GT(largest_gradient, 0.5);  // the field varies in every case
+  EXPECT_GE(largest_gradient, 0.5);  // the field varies in every case
   EXPECT_GE(p.count, dim + 1);       // at least every linear term
 }
 
