@@ -57,8 +57,8 @@ public:
 private:
   static std::string format(const std::vector<double>& history) {
     std::string text = "; residual history (relative, last " +
-                       std::to_string(std::min<std::size_t>(history.size(), 8)) + " of " +
-                       std::to_string(history.size()) + "):";
+                       std::to_string(std::min<std::size_t>(history.size(), 8)) + " of the " +
+                       std::to_string(history.size()) + " kept):";
     const std::size_t first = history.size() > 8 ? history.size() - 8 : 0;
     for (std::size_t i = first; i < history.size(); ++i) {
       char buffer[32];

@@ -101,7 +101,9 @@ public:
 
   /// Copies the particles' state to the host (waits for the pool's stream).
   [[nodiscard]] ParticleState particles() const;
-  /// Copies the grid's mass and velocity after the last update_grid() to the host.
+  /// Copies the grid's mass and velocity to the host as the last part of a step left them: after
+  /// update_grid() the updated (for the incompressible fluid, projected) velocity; after
+  /// grid_to_particle() or step() the velocity remapped from the particles (what frames show).
   [[nodiscard]] GridState grid_state() const;
 
 private:

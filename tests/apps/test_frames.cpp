@@ -1,7 +1,6 @@
 // MPM frames read back: the particle frames (.vtp), grid frames (.vtu) and ParaView collections
 // (.pvd) hold the counts, array names and values of the simulation at each written frame.
 #include <gtest/gtest.h>
-#include <unistd.h>
 #include <Eigen/Core>
 #include <Eigen/LU>
 
@@ -11,7 +10,6 @@
 #include <cstdio>
 #include <filesystem>
 #include <string>
-#include <system_error>
 #include <tuple>
 #include <vector>
 
@@ -19,32 +17,11 @@
 #include "apps/mpm/scene.hpp"
 #include "apps/mpm/simulation.hpp"
 #include "support/backend_test.hpp"
+#include "support/temp_file.hpp"
 #include "support/vtk_xml.hpp"
 
 namespace afem::apps::mpm {
 namespace {
-
-/// A fresh directory under the temporary directory, removed with its files at scope end.
-class TempDirectory {
-public:
-  explicit TempDirectory(const std::string& stem)
-      : path_(std::filesystem::temp_directory_path() /
-              ("arenafem_" + stem + "_" + std::to_string(::getpid()))) {
-    std::filesystem::remove_all(path_);
-  }
-  TempDirectory(const TempDirectory&) = delete;
-  TempDirectory& operator=(const TempDirectory&) = delete;
-  TempDirectory(TempDirectory&&) = delete;
-  TempDirectory& operator=(TempDirectory&&) = delete;
-  ~TempDirectory() {
-    std::error_code ignored;
-    std::filesystem::remove_all(path_, ignored);
-  }
-  [[nodiscard]] const std::filesystem::path& path() const { return path_; }
-
-private:
-  std::filesystem::path path_;
-};
 
 /// The simulation's state when a frame was written.
 struct Frame {
@@ -100,7 +77,7 @@ protected:
     options.resolution = resolution;
     const Scene scene = make_scene(options);
     Simulation<D> simulation(scene, *pool_, *arena_);
-    const TempDirectory directory("frames_" + std::to_string(D) + "d");
+    const test::TempFile directory("frames_" + std::to_string(D) + "d", "");
     FrameWriter writer(directory.path(), simulation.grid_mesh());
     std::vector<Frame> frames;
     for (int frame = 0; frame < 3; ++frame) {

@@ -117,6 +117,20 @@ struct GradientAt {
   }
 };
 
+/// Where the sample of a particle is: its position from the cell map, then its reference
+/// coordinates in its cell.
+template <int D>
+struct Placement {
+  AFEM_HOST_DEVICE Eigen::Matrix<double, 2 * D, 1> operator()(const Sample<D>& s) const {
+    Eigen::Matrix<double, 2 * D, 1> out;
+    for (int d = 0; d < D; ++d) {
+      out[d] = s.x[d];
+      out[D + d] = s.coords[d];
+    }
+    return out;
+  }
+};
+
 template <class G, int Degree, int Components>
 struct Case {
   using Geometry = G;
@@ -158,14 +172,15 @@ std::vector<double> particle_positions(int dim, int n) {
       positions.push_back(d < on_planes ? plane(random) * h : unit(random));
     }
   }
-  for (int i = 0; i < 40; ++i) {  // on the diagonals of a square of cells
+  for (int i = 0; i < 40; ++i) {  // on the diagonals of a square or cube of cells
     const double t = unit(random);
     const double a = std::floor(unit(random) * n) * h;
     const double b = std::floor(unit(random) * n) * h;
+    const double c = std::floor(unit(random) * n) * h;
     positions.push_back(a + t * h);
     positions.push_back(i % 2 == 0 ? b + t * h : b + (1.0 - t) * h);
-    if (dim == 3) {
-      positions.push_back(i % 4 < 2 ? b + t * h : unit(random));
+    if (dim == 3) {  // a diagonal of the cube, or of a square face at a random height
+      positions.push_back(i % 4 < 2 ? c + t * h : unit(random));
     }
   }
   for (int i = 0; i < 200; ++i) {
@@ -198,6 +213,28 @@ TYPED_TEST(PicInterpolateTest, ValuesAndGradientsAtParticlesMatchTheFieldEverywh
   quadrature::PicQuadrature pic(*geometry, *this->pool_);
   pic.rebin(x.view(), measure.view(), *this->arena_);
   ASSERT_EQ(pic.outside_count(), 0);
+
+  // Each particle sits in the closure of the cell it was binned to, at reference coordinates that
+  // the cell maps back to its position (on a face or corner either neighbour is right).
+  auto placements =
+      memory::borrow_temporary<double>(*this->pool_, count * 2 * dim, "test.placements");
+  interpolate(placements.view(), pic, Placement<dim>{}, *this->arena_);
+  const auto placement = test::copy_to_host(memory::ArrayView<const double>(placements.view()));
+  for (std::size_t i = 0; i < count; ++i) {
+    const double* xi = &placement[i * 2 * dim + dim];
+    double sum = 0.0;
+    for (int d = 0; d < dim; ++d) {
+      EXPECT_NEAR(placement[i * 2 * dim + static_cast<std::size_t>(d)], positions[i * dim + d],
+                  1e-12)
+          << "particle " << i;
+      EXPECT_GE(xi[d], -1e-12) << "particle " << i;
+      EXPECT_LE(xi[d], 1.0 + 1e-12) << "particle " << i;
+      sum += xi[d];
+    }
+    if (!tensor) {
+      EXPECT_LE(sum, 1.0 + 1e-12) << "particle " << i;
+    }
+  }
 
   auto values = memory::borrow_temporary<double>(*this->pool_, count * nc, "test.values");
   auto gradients =

@@ -1,8 +1,8 @@
 #pragma once
 
 /// @file
-/// TempFile: a file path in the temporary directory, unique to the test process, removed when the
-/// object goes out of scope.
+/// TempFile: a path in the temporary directory, unique to the test process; the file or directory
+/// at it is removed when the object goes out of scope.
 
 #include <unistd.h>
 
@@ -12,8 +12,8 @@
 
 namespace afem::test {
 
-/// A path "arenafem_<stem>_<pid><extension>" in the temporary directory; the file (if any) is
-/// removed on destruction.
+/// A path "arenafem_<stem>_<pid><extension>" in the temporary directory; the file or directory
+/// (with its files) at it, if any, is removed on destruction.
 class TempFile {
 public:
   explicit TempFile(const std::string& stem, const std::string& extension = ".msh")
@@ -25,7 +25,7 @@ public:
   TempFile& operator=(TempFile&&) = delete;
   ~TempFile() {
     std::error_code ignored;
-    std::filesystem::remove(path_, ignored);
+    std::filesystem::remove_all(path_, ignored);
   }
   [[nodiscard]] const std::filesystem::path& path() const { return path_; }
 
