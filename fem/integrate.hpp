@@ -35,6 +35,7 @@
 #include "fem/sample.hpp"
 #include "fem/space_restriction.hpp"
 #include "memory/arena.hpp"
+#include "memory/counting_sort.hpp"
 #include "memory/error.hpp"
 #include "memory/thrust_allocator.hpp"
 #include "quadrature/quadrature.hpp"
@@ -430,11 +431,13 @@ void integrate(memory::ArrayView<double> vector, const Q& quadrature, const Test
   auto policy = memory::arena_policy(scratch, "integrate.thrust");
   auto element_values =
       memory::borrow_temporary<double>(scratch, pairs * nc, "integrate.element_vectors");
-  auto nodes = memory::borrow_temporary<std::int32_t>(scratch, pairs, "integrate.pair_nodes");
+  const std::int32_t node_count = test.node_count();
   auto order = memory::borrow_temporary<std::int32_t>(scratch, pairs, "integrate.pair_order");
+  auto starts = memory::borrow_temporary<std::int32_t>(
+      scratch, static_cast<std::size_t>(node_count) + 1, "integrate.node_starts");
   const memory::ArrayView<double> out = element_values.view();
-  const memory::ArrayView<std::int32_t> node = nodes.view();
   const memory::ArrayView<std::int32_t> index = order.view();
+  const memory::ArrayView<std::int32_t> start = starts.view();
   const auto domain = quadrature.domain().view();
   const auto q = quadrature.view();
   const RestrictionView restriction = test.view();
@@ -470,25 +473,20 @@ void integrate(memory::ArrayView<double> vector, const Q& quadrature, const Test
           }
         }
       });
-  thrust::copy(policy, restriction.element_nodes.begin(), restriction.element_nodes.end(),
-               node.begin());
-  thrust::sequence(policy, index.begin(), index.end());
-  thrust::stable_sort_by_key(memory::arena_sort_policy(scratch, "integrate.sort"), node.begin(),
-                             node.end(), index.begin());
-  thrust::fill(policy, vector.begin(), vector.end(), 0.0);
+  // The (element, node) pairs of each node in element order, then one sum per node in that order.
+  memory::counting_sort_indices(restriction.element_nodes, node_count, index, start, scratch);
   thrust::for_each_n(
-      policy, thrust::counting_iterator<std::size_t>(0), pairs,
-      [=] AFEM_HOST_DEVICE(std::size_t t) {
-        if (t > 0 && node[t - 1] == node[t]) {
-          return;  // the first pair of each node sums the node's segment
-        }
-        const auto n = static_cast<std::size_t>(node[t]);
+      policy, thrust::counting_iterator<std::int32_t>(0), node_count,
+      [=] AFEM_HOST_DEVICE(std::int32_t n) {
+        const auto at = static_cast<std::size_t>(n);
+        const auto first = static_cast<std::size_t>(start[at]);
+        const auto last = static_cast<std::size_t>(start[at + 1]);
         for (int c = 0; c < nc; ++c) {
           double sum = 0.0;
-          for (std::size_t u = t; u < pairs && node[u] == node[t]; ++u) {
+          for (std::size_t u = first; u < last; ++u) {
             sum += out[static_cast<std::size_t>(index[u]) * nc + static_cast<std::size_t>(c)];
           }
-          vector[n * nc + static_cast<std::size_t>(c)] = sum;
+          vector[at * nc + static_cast<std::size_t>(c)] = sum;
         }
       });
 }

@@ -50,7 +50,7 @@ inline std::size_t mark_cells(memory::ArrayView<const std::int32_t> cells,
 /// Buffers sized for `capacity` (> 0) cells, sides and boundary sides, or to fit the counts.
 template <class View>
 void select(const View& mesh, memory::ArrayView<const std::uint8_t> mask, memory::Pool& pool,
-            memory::Arena& arena, std::int32_t max_cells,
+            memory::Arena& arena, std::int32_t max_cells, bool with_sides,
             memory::Temporary<std::int32_t>& cells_slot,
             memory::Temporary<std::int32_t>& sides_slot,
             memory::Temporary<std::int32_t>& boundary_slot, std::int32_t (&counts)[3]) {
@@ -94,8 +94,11 @@ void select(const View& mesh, memory::ArrayView<const std::uint8_t> mask, memory
   };
   std::int32_t fresh[3] = {0, 0, 0};
   auto cells = gather(cell_total, in_cells, max_cells, "Partition.cells", fresh[0]);
-  auto sides = gather(side_total, in_sides, side_bound, "Partition.sides", fresh[1]);
-  auto boundary = gather(side_total, on_boundary, side_bound, "Partition.boundary_sides", fresh[2]);
+  auto sides = with_sides ? gather(side_total, in_sides, side_bound, "Partition.sides", fresh[1])
+                          : memory::Temporary<std::int32_t>{};
+  auto boundary =
+      with_sides ? gather(side_total, on_boundary, side_bound, "Partition.boundary_sides", fresh[2])
+                 : memory::Temporary<std::int32_t>{};
   memory::replace_owned(cells_slot, std::move(cells));
   memory::replace_owned(sides_slot, std::move(sides));
   memory::replace_owned(boundary_slot, std::move(boundary));
@@ -129,8 +132,8 @@ void CellBasedGeometryPartition<Geometry>::select_mask(memory::ArrayView<const s
   AFEM_EXPECTS(mask.size() == static_cast<std::size_t>(geometry_->cell_count()),
                "CellBasedGeometryPartition::select_mask: " + std::to_string(mask.size()) +
                    " mask entries for " + std::to_string(geometry_->cell_count()) + " cells");
-  detail::select(geometry_->view(), mask, *pool_, scratch, capacity_.max_cells, cells_, sides_,
-                 boundary_sides_, counts_);
+  detail::select(geometry_->view(), mask, *pool_, scratch, capacity_.max_cells, capacity_.sides,
+                 cells_, sides_, boundary_sides_, counts_);
 }
 
 template <class Geometry>

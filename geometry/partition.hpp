@@ -38,11 +38,15 @@ private:
   const Geometry* geometry_;
 };
 
-/// An upper bound on the cells a CellBasedGeometryPartition selects. With max_cells > 0 its
-/// buffers hold max_cells cells and the sides those can touch whatever the selection, so that
-/// selections of varying size reuse the same blocks; 0 sizes the buffers by each selection.
+/// What a CellBasedGeometryPartition's buffers hold. With max_cells > 0 they hold max_cells cells
+/// and the sides those can touch whatever the selection, so that selections of varying size reuse
+/// the same blocks; 0 sizes the buffers by each selection. With sides false the partition selects
+/// cells only (no side buffers, side counts 0): a selection then reads the mask once per cell
+/// instead of also twice per side of the geometry, for users of cell domains only (the active
+/// cells of an MPM step); Sides and BoundarySides domains refuse such a partition.
 struct PartitionCapacity {
   std::int32_t max_cells = 0;
+  bool sides = true;
 };
 
 /// A selection of cells of a geometry, with the sides they touch and the boundary of the

@@ -11,6 +11,7 @@
 #include "geometry/partition.hpp"
 #include "memory/array_view.hpp"
 #include "memory/config.hpp"
+#include "memory/error.hpp"
 
 namespace afem::quadrature {
 
@@ -70,8 +71,13 @@ public:
   static constexpr int dimension = G::dimension;
 
   explicit DomainBase(const G& geometry) : geometry_(&geometry) {}
+  /// Throws afem::Error for a side domain over a partition that selects cells only.
   explicit DomainBase(const Partition& partition)
-      : geometry_(&partition.geometry()), partition_(&partition) {}
+      : geometry_(&partition.geometry()), partition_(&partition) {
+    AFEM_EXPECTS(Kind == ElementKind::cell || partition.capacity().sides,
+                 "a side domain over a partition that selects cells only "
+                 "(PartitionCapacity::sides is false)");
+  }
 
   [[nodiscard]] const G& geometry() const { return *geometry_; }
   /// The partition the domain was built from; nullptr for a whole-geometry domain.

@@ -26,6 +26,7 @@
 #include "memory/array_view.hpp"
 #include "memory/config.hpp"
 #include "memory/copy.hpp"
+#include "memory/counting_sort.hpp"
 #include "memory/error.hpp"
 #include "memory/pool.hpp"
 #include "memory/replace_owned.hpp"
@@ -227,30 +228,17 @@ public:
                            particle_cells[i] = cell;
                          }
                          key[i] = cell < 0 ? elements : element;
-                         indices[i] = static_cast<std::int32_t>(i);
                          fraction[i] = cell < 0 ? 0.0 : measures[i] / view.cell_measure(cell);
                          measure[i] = cell < 0 ? 0.0 : measures[i];
                        });
-    thrust::stable_sort_by_key(memory::arena_sort_policy(scratch, "PicQuadrature.sort"),
-                               key.begin(), key.end(), indices.begin());
-    thrust::for_each_n(policy, thrust::counting_iterator<std::int32_t>(0), elements + 1,
-                       [=] AFEM_HOST_DEVICE(std::int32_t c) {
-                         // First sorted particle whose cell is c or later.
-                         std::size_t lo = 0;
-                         std::size_t hi = n;
-                         while (lo < hi) {
-                           const std::size_t mid = lo + (hi - lo) / 2;
-                           if (key[mid] < c) {
-                             lo = mid + 1;
-                           } else {
-                             hi = mid;
-                           }
-                         }
-                         offsets[static_cast<std::size_t>(c)] = static_cast<std::int32_t>(lo);
-                         if (c == elements) {
-                           outside[0] = static_cast<std::int32_t>(n - lo);
-                         }
-                       });
+    // Particles in cell order (stable: by index within a cell), and where each cell's run starts.
+    memory::counting_sort_indices(key, elements + 1, indices.subview(0, n),
+                                  offsets.subview(0, static_cast<std::size_t>(elements) + 1),
+                                  scratch);
+    thrust::for_each_n(
+        policy, thrust::counting_iterator<std::int32_t>(0), 1, [=] AFEM_HOST_DEVICE(std::int32_t) {
+          outside[0] = static_cast<std::int32_t>(n) - offsets[static_cast<std::size_t>(elements)];
+        });
   }
 
 private:

@@ -367,7 +367,7 @@ detail::SimulationState<D>::SimulationState(const Scene& scene, memory::Pool& po
       volumes_(detail::upload(pool, scene.volumes, "Mpm.volumes")),
       scalar_space_(grid_, pool, step_arena),
       vector_space_(grid_, pool, step_arena),
-      active_partition_(grid_, pool, {.max_cells = grid_.cell_count()}),
+      active_partition_(grid_, pool, {.max_cells = grid_.cell_count(), .sides = false}),
       active_cells_(active_partition_),
       scalar_restriction_(scalar_space_, active_cells_, step_arena),
       vector_restriction_(vector_space_, active_cells_, step_arena),

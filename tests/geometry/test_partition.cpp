@@ -102,6 +102,29 @@ TEST_F(PartitionTest, ReselectionKeepsOneLiveCopyAndBadIndicesChangeNothing) {
   EXPECT_THROW(partition.select_mask(wrong.view(), *arena_), Error);
 }
 
+// A partition of cells only selects the same cells and keeps no sides.
+TEST_F(PartitionTest, ACellsOnlyPartitionKeepsNoSides) {
+  CellBasedGeometryPartition<Quadmesh> with_sides(*mesh_, *pool_, {.max_cells = 8});
+  CellBasedGeometryPartition<Quadmesh> cells_only(*mesh_, *pool_, {.max_cells = 8, .sides = false});
+  for (const std::vector<std::int32_t>& cells :
+       {std::vector<std::int32_t>{0, 7, 13}, std::vector<std::int32_t>{19, 3, 4, 5}}) {
+    select(with_sides, cells);
+    select(cells_only, cells);
+    EXPECT_EQ(host(cells_only.view().cells, arena_->stream()),
+              host(with_sides.view().cells, arena_->stream()));
+    EXPECT_EQ(cells_only.cell_count(), with_sides.cell_count());
+    EXPECT_GT(with_sides.side_count(), 0);
+    EXPECT_EQ(cells_only.side_count(), 0);
+    EXPECT_EQ(cells_only.boundary_side_count(), 0);
+    EXPECT_TRUE(cells_only.view().sides.empty());
+    // Only with_sides holds side buffers.
+    EXPECT_EQ(pool_->ledger().find("Partition.sides")->live_count, 1U);
+    EXPECT_EQ(pool_->ledger().find("Partition.boundary_sides")->live_count, 1U);
+    EXPECT_EQ(pool_->ledger().find("Partition.cells")->live_count, 2U);
+  }
+  EXPECT_FALSE(cells_only.capacity().sides);
+}
+
 // With a capacity, selections of any size up to it reuse the same blocks; a larger one is refused
 // and changes nothing.
 TEST_F(PartitionTest, CapacityKeepsBuffersOfOneSize) {

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "../fem/reference_assembly.hpp"
@@ -191,6 +192,23 @@ TEST_F(PicRebinTest, BinsIntoThePartitionsCells) {
   EXPECT_EQ(test::copy_to_host(pic.view().cell_particle_indices).front(), 15);
   const memory::LedgerSnapshot after = pool_->ledger();
   EXPECT_EQ(after.find("PicQuadrature.cell_particle_offsets")->live_bytes, offsets_bytes);
+}
+
+// A partition that selects cells only serves cell domains (PIC binning); side domains over it are
+// refused, since it has no sides to give them.
+TEST_F(PicRebinTest, SideDomainsRefuseAPartitionOfCellsOnly) {
+  auto geometry = test::UnitBox<geometry::Grid2D>::make(4, *pool_, *arena_);
+  const geometry::CellBasedGeometryPartition partition(*geometry, *pool_,
+                                                       {.max_cells = 8, .sides = false});
+  EXPECT_NO_THROW(Cells{partition});
+  try {
+    const Sides sides(partition);
+    FAIL() << "a side domain accepted a partition without sides";
+  } catch (const Error& error) {
+    EXPECT_NE(std::string(error.what()).find("selects cells only"), std::string::npos)
+        << error.what();
+  }
+  EXPECT_THROW(BoundarySides{partition}, Error);
 }
 
 }  // namespace
