@@ -1,6 +1,7 @@
 // bench_mpm: particle-steps per second of the default MPM scene (the 2D sand column) at about
-// 10k, 100k and 1M particles, with the step's time split into its parts (rebin, particle to
-// grid, grid update, grid to particle) measured in the same steps.
+// 10k, 100k and 1M particles, and of the dam break in 2D and 3D at the sizes of the peer runs,
+// with the step's time split into its parts (rebin, particle to grid, grid update, grid to
+// particle) measured in the same steps.
 #include <benchmark/benchmark.h>
 
 #include <chrono>
@@ -19,18 +20,15 @@ namespace {
 
 using afem::apps::mpm::Simulation;
 
-/// The default scene with about `particles` particles (2 x 2 per cell in a column covering 9 % of
-/// the box), warmed up by a few steps.
+/// A simulation of `options` warmed up by a few steps.
+template <int D>
 struct Fixture {
   afem::memory::Pool pool{afem::memory::device_resource(), {.name = "bench_mpm"}};
   afem::memory::Arena arena{pool, {"step", std::size_t{64} << 20, 0}};
-  std::unique_ptr<Simulation<2>> simulation;
+  std::unique_ptr<Simulation<D>> simulation;
 
-  explicit Fixture(std::int64_t particles) {
-    afem::apps::mpm::SceneOptions options;
-    options.resolution =
-        static_cast<int>(std::lround(std::sqrt(static_cast<double>(particles) / 0.36)));
-    simulation = std::make_unique<Simulation<2>>(afem::apps::mpm::make_scene(options), pool, arena);
+  explicit Fixture(const afem::apps::mpm::SceneOptions& options) {
+    simulation = std::make_unique<Simulation<D>>(afem::apps::mpm::make_scene(options), pool, arena);
     for (int s = 0; s < 3; ++s) {
       simulation->step();
     }
@@ -39,9 +37,10 @@ struct Fixture {
 
 /// Whole steps, timed part by part: the step's time is the iteration time, each part's mean
 /// milliseconds per step and the particle-steps per second are counters.
-void mpm_sand_column_2d(benchmark::State& state) {
-  Fixture fixture(state.range(0));
-  Simulation<2>& simulation = *fixture.simulation;
+template <int D>
+void run_steps(benchmark::State& state, const afem::apps::mpm::SceneOptions& options) {
+  Fixture<D> fixture(options);
+  Simulation<D>& simulation = *fixture.simulation;
   using Clock = std::chrono::steady_clock;
   double part_seconds[4] = {0.0, 0.0, 0.0, 0.0};
   for (auto _ : state) {
@@ -74,12 +73,44 @@ void mpm_sand_column_2d(benchmark::State& state) {
   state.counters["threads"] = omp_get_max_threads();
 #endif
 }
+
+/// The default scene (the 2D sand column, 2 x 2 particles per cell in a column covering 9 % of
+/// the box) with about state.range(0) particles.
+void mpm_sand_column_2d(benchmark::State& state) {
+  afem::apps::mpm::SceneOptions options;
+  options.resolution =
+      static_cast<int>(std::lround(std::sqrt(static_cast<double>(state.range(0)) / 0.36)));
+  run_steps<2>(state, options);
+}
 BENCHMARK(mpm_sand_column_2d)
     ->Arg(10'000)
     ->Arg(100'000)
     ->Arg(1'000'000)
     ->UseManualTime()
     ->Unit(benchmark::kMillisecond);
+
+/// The weakly compressible dam break on a grid of state.range(0) cells per axis with
+/// state.range(1) particles per cell and axis (2D: 128 and 3 give about 33k particles, the size
+/// of the peer runs in scripts/bench-mpm.sh).
+void mpm_dam_break_2d(benchmark::State& state) {
+  afem::apps::mpm::SceneOptions options;
+  options.kind = afem::apps::mpm::SceneKind::dam_break;
+  options.resolution = static_cast<int>(state.range(0));
+  options.particles_per_cell = static_cast<int>(state.range(1));
+  run_steps<2>(state, options);
+}
+BENCHMARK(mpm_dam_break_2d)->Args({128, 3})->UseManualTime()->Unit(benchmark::kMillisecond);
+
+/// The same in 3D (64 cells per axis, 2 x 2 x 2 particles per cell: about 412k particles).
+void mpm_dam_break_3d(benchmark::State& state) {
+  afem::apps::mpm::SceneOptions options;
+  options.kind = afem::apps::mpm::SceneKind::dam_break;
+  options.dimension = 3;
+  options.resolution = static_cast<int>(state.range(0));
+  options.particles_per_cell = static_cast<int>(state.range(1));
+  run_steps<3>(state, options);
+}
+BENCHMARK(mpm_dam_break_3d)->Args({64, 2})->UseManualTime()->Unit(benchmark::kMillisecond);
 
 }  // namespace
 

@@ -140,10 +140,12 @@ struct LagrangeElement {
         }
       }
     } else {
+      double line[dimension][3];
+      line_values(xi, line);
       for (int node = 0; node < node_count; ++node) {
         double value = 1.0;
         for (int d = 0; d < dimension; ++d) {
-          value *= line_value(node_level(node, d), xi[d]);
+          value *= line[d][node_level(node, d)];
         }
         values[node] = value;
       }
@@ -172,12 +174,20 @@ struct LagrangeElement {
         }
       }
     } else {
+      double line[dimension][3];
+      double slope[dimension][3];
+      line_values(xi, line);
+      for (int d = 0; d < dimension; ++d) {
+        for (int level = 0; level <= 2; level += 2 / Degree) {
+          slope[d][level] = line_derivative(level, xi[d]);
+        }
+      }
       for (int node = 0; node < node_count; ++node) {
         for (int d = 0; d < dimension; ++d) {
           double g = 1.0;
           for (int e = 0; e < dimension; ++e) {
-            g *= e == d ? line_derivative(node_level(node, e), xi[e])
-                        : line_value(node_level(node, e), xi[e]);
+            const int level = node_level(node, e);
+            g *= e == d ? slope[e][level] : line[e][level];
           }
           gradients[node * dimension + d] = g;
         }
@@ -203,6 +213,15 @@ private:
       twice += Cell::vertex_coordinate(node_vertex(node, k), axis) > 0.5 ? 2 : 0;
     }
     return twice / node_vertex_count(node);
+  }
+  /// The 1D basis along every axis at `xi`, once per level (0, 2; or 0, 1, 2 for degree 2), so
+  /// that a node's value is a product of table entries.
+  AFEM_HOST_DEVICE static void line_values(const Coords& xi, double (&line)[dimension][3]) {
+    for (int d = 0; d < dimension; ++d) {
+      for (int level = 0; level <= 2; level += 2 / Degree) {
+        line[d][level] = line_value(level, xi[d]);
+      }
+    }
   }
   /// The 1D Lagrange basis of the element's degree on {0, 1} or {0, 1/2, 1}.
   AFEM_HOST_DEVICE static double line_value(int level, double x) {

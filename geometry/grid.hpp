@@ -110,6 +110,15 @@ struct GridView {
     }
     return jacobian;
   }
+  /// The inverse of cell_jacobian in closed form (the map is a scaling).
+  AFEM_HOST_DEVICE Jacobian cell_inverse_jacobian(std::int32_t /*cell*/,
+                                                  const Coords& /*xi*/) const {
+    Jacobian inverse = Jacobian::Zero();
+    for (int d = 0; d < D; ++d) {
+      inverse(d, d) = 1.0 / cell_size[d];
+    }
+    return inverse;
+  }
   AFEM_HOST_DEVICE double cell_measure(std::int32_t /*cell*/) const {
     double measure = 1.0;
     for (int d = 0; d < D; ++d) {

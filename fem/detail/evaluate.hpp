@@ -26,6 +26,24 @@ AFEM_HOST_DEVICE constexpr double reference_side_measure() {
   return D == 3 && Simplex ? 0.5 : 1.0;
 }
 
+/// Whether the geometry gives its inverse Jacobian in closed form (grids).
+template <class GView>
+concept ClosedFormInverseJacobian = requires(const GView& g, std::int32_t cell,
+                                             const typename GView::Coords& xi) {
+  g.cell_inverse_jacobian(cell, xi);
+};
+
+/// The inverse Jacobian of `cell`'s map at `coords`: the geometry's closed form where it has one.
+template <class GView>
+AFEM_HOST_DEVICE typename GView::Jacobian inverse_jacobian(const GView& geometry, std::int32_t cell,
+                                                           const typename GView::Coords& coords) {
+  if constexpr (ClosedFormInverseJacobian<GView>) {
+    return geometry.cell_inverse_jacobian(cell, coords);
+  } else {
+    return geometry.cell_jacobian(cell, coords).inverse();
+  }
+}
+
 /// A sample at reference coordinates `coords` of `cell` (weight 1, no side).
 template <class GView>
 AFEM_HOST_DEVICE Sample<GView::dimension> make_cell_sample(const GView& geometry, std::int32_t cell,
@@ -36,7 +54,7 @@ AFEM_HOST_DEVICE Sample<GView::dimension> make_cell_sample(const GView& geometry
   s.coords = coords;
   s.x = geometry.cell_position(cell, coords);
   s.normal.setZero();
-  s.inverse_jacobian = geometry.cell_jacobian(cell, coords).inverse();
+  s.inverse_jacobian = inverse_jacobian(geometry, cell, coords);
   s.weight = 1.0;
   return s;
 }
@@ -74,12 +92,21 @@ AFEM_HOST_DEVICE Sample<DomainView::dimension> make_sample(const DomainView& dom
     measure_scale =
         domain.geometry.side_measure(index) / reference_side_measure<dim, GView::Cell::simplex>();
   }
-  const typename GView::Jacobian jacobian = domain.geometry.cell_jacobian(s.cell, s.coords);
-  s.inverse_jacobian = jacobian.inverse();
-  if constexpr (QView::physical_weights) {
-    measure_scale = 1.0;
-  } else if constexpr (DomainView::kind == quadrature::ElementKind::cell) {
-    measure_scale = std::abs(jacobian.determinant());
+  if constexpr (ClosedFormInverseJacobian<GView>) {
+    s.inverse_jacobian = domain.geometry.cell_inverse_jacobian(s.cell, s.coords);
+    if constexpr (QView::physical_weights) {
+      measure_scale = 1.0;
+    } else if constexpr (DomainView::kind == quadrature::ElementKind::cell) {
+      measure_scale = domain.geometry.cell_measure(s.cell);
+    }
+  } else {
+    const typename GView::Jacobian jacobian = domain.geometry.cell_jacobian(s.cell, s.coords);
+    s.inverse_jacobian = jacobian.inverse();
+    if constexpr (QView::physical_weights) {
+      measure_scale = 1.0;
+    } else if constexpr (DomainView::kind == quadrature::ElementKind::cell) {
+      measure_scale = std::abs(jacobian.determinant());
+    }
   }
   s.weight = q.weight(element, point) * measure_scale;
   return s;
