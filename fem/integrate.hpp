@@ -329,8 +329,10 @@ void integral_sums(double* total, const Q& quadrature, const Integrand& integran
                        for (int c = 0; c < width; ++c) {
                          local[c] = 0.0;
                        }
+                       const ElementSamples<decltype(domain), decltype(q), false> samples(domain, q,
+                                                                                          {}, e);
                        for (std::int32_t p = 0; p < q.point_count(e); ++p) {
-                         const Sample<dim> s = make_sample(domain, q, e, p);
+                         const Sample<dim> s = samples(p);
                          double value[width];
                          Traits::store(static_cast<Result>(pack.call(integrand, s)), value);
                          for (int c = 0; c < width; ++c) {

@@ -48,8 +48,10 @@ void interpolate(memory::ArrayView<double> out, const Q& quadrature, const Integ
   const auto pack = detail::make_field_pack(fields...);
   thrust::for_each_n(policy, thrust::counting_iterator<std::int32_t>(0), elements,
                      [=] AFEM_HOST_DEVICE(std::int32_t e) {
+                       const detail::ElementSamples<decltype(domain), decltype(q), false> samples(
+                           domain, q, {}, e);
                        for (std::int32_t p = 0; p < q.point_count(e); ++p) {
-                         const Sample<dim> s = detail::make_sample(domain, q, e, p);
+                         const Sample<dim> s = samples(p);
                          Traits::store(static_cast<Result>(pack.call(integrand, s)),
                                        &out[q.output_index(e, p) * width]);
                        }

@@ -30,6 +30,7 @@ Grid<D>::Grid(std::array<double, D> origin, std::array<double, D> cell_size,
     cells *= resolution[axis] + 1;
     view_.origin[d] = origin[axis];
     view_.cell_size[d] = cell_size[axis];
+    view_.inverse_cell_size[d] = 1.0 / cell_size[axis];
     view_.resolution[d] = resolution[axis];
   }
   AFEM_EXPECTS(cells < (std::int64_t{1} << 31),

@@ -36,6 +36,7 @@ struct GridView {
 
   double origin[D];
   double cell_size[D];
+  double inverse_cell_size[D];  ///< 1 / cell_size, for the inverse Jacobian
   std::int32_t resolution[D];
 
   AFEM_HOST_DEVICE std::int32_t cell_count() const {
@@ -81,6 +82,11 @@ struct GridView {
   AFEM_HOST_DEVICE Point cell_position(std::int32_t cell, const Coords& xi) const {
     std::int32_t index[D];
     cell_grid_index(cell, index);
+    return grid_position(index, xi);
+  }
+  /// The position at reference coordinates `xi` of the cell with grid index `index` (what
+  /// cell_position computes once it has the index).
+  AFEM_HOST_DEVICE Point grid_position(const std::int32_t (&index)[D], const Coords& xi) const {
     Point x;
     for (int d = 0; d < D; ++d) {
       x[d] = origin[d] + (index[d] + xi[d]) * cell_size[d];
@@ -113,9 +119,11 @@ struct GridView {
   /// The inverse of cell_jacobian in closed form (the map is a scaling).
   AFEM_HOST_DEVICE Jacobian cell_inverse_jacobian(std::int32_t /*cell*/,
                                                   const Coords& /*xi*/) const {
-    Jacobian inverse = Jacobian::Zero();
-    for (int d = 0; d < D; ++d) {
-      inverse(d, d) = 1.0 / cell_size[d];
+    Jacobian inverse;
+    for (int j = 0; j < D; ++j) {
+      for (int i = 0; i < D; ++i) {
+        inverse(i, j) = i == j ? inverse_cell_size[i] : 0.0;
+      }
     }
     return inverse;
   }

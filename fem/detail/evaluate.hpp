@@ -170,15 +170,48 @@ template <class GView>
 inline constexpr bool tabulate_map =
     std::is_same_v<GView, geometry::MeshView<GView::cell_type>> && !GView::Cell::simplex;
 
-/// The samples of one element: from the geometry table and the cell's vertices, read once, on
-/// cell domains (Tabulated); from the geometry's own map otherwise.
+/// Whether a geometry is a grid of axis-aligned cells: a cell's grid index, once found, gives
+/// every position in it, and its inverse Jacobian is the same at all of them.
+template <class GView>
+concept GridMap = ClosedFormInverseJacobian<GView> &&
+    requires(const GView& g, std::int32_t cell, std::int32_t (&index)[GView::dimension],
+             const typename GView::Coords& xi) {
+  g.cell_grid_index(cell, index);
+  g.grid_position(index, xi);
+  g.cell_measure(cell);
+};
+
+/// What a cell of a grid keeps for its samples: its index, grid index, inverse Jacobian and
+/// measure, found once per element instead of once per sample.
+template <class GView>
+struct GridCell {
+  std::int32_t cell = 0;
+  std::int32_t index[GView::dimension] = {};
+  typename GView::Jacobian inverse_jacobian;
+  double measure = 0.0;
+
+  AFEM_HOST_DEVICE GridCell(const GView& geometry, std::int32_t c)
+      : cell(c),
+        inverse_jacobian(geometry.cell_inverse_jacobian(c, GView::Coords::Zero())),
+        measure(geometry.cell_measure(c)) {
+    geometry.cell_grid_index(c, index);
+  }
+};
+
+/// The samples of one element, with what is constant over the element read once: the cell's
+/// vertices and a geometry table on cell domains of meshes (Tabulated), the cell's grid index on
+/// cell domains of grids; from the geometry's own map otherwise. All give the same samples as
+/// make_sample.
 template <class DomainView, class QView, bool Tabulated>
 class ElementSamples {
   using GView = typename DomainView::GeometryView;
-  struct NoVertices {
-    AFEM_HOST_DEVICE NoVertices(const GView& /*geometry*/, std::int32_t /*cell*/) {}
+  static constexpr bool on_grid_cells =
+      !Tabulated && GridMap<GView> && DomainView::kind == quadrature::ElementKind::cell;
+  struct Nothing {
+    AFEM_HOST_DEVICE Nothing(const GView& /*geometry*/, std::int32_t /*cell*/) {}
   };
-  using Vertices = std::conditional_t<Tabulated, CellVertices<GView>, NoVertices>;
+  using Constant = std::conditional_t<Tabulated, CellVertices<GView>,
+                                      std::conditional_t<on_grid_cells, GridCell<GView>, Nothing>>;
 
 public:
   AFEM_HOST_DEVICE ElementSamples(const DomainView& domain, const QView& q,
@@ -187,13 +220,29 @@ public:
         q_(q),
         map_rows_(map_rows),
         element_(element),
-        vertices_(domain.geometry, Tabulated ? domain.element_index(element) : 0) {}
+        constant_(domain.geometry, Tabulated || on_grid_cells ? domain.element_index(element) : 0) {
+  }
 
   AFEM_HOST_DEVICE Sample<DomainView::dimension> operator()(std::int32_t point) const {
     if constexpr (Tabulated) {
       return make_tabulated_sample(
-          domain_, q_, element_, point, vertices_,
+          domain_, q_, element_, point, constant_,
           &map_rows_[static_cast<std::size_t>(point) * geometry_row_size<GView>]);
+    } else if constexpr (on_grid_cells) {
+      constexpr int dim = DomainView::dimension;
+      Sample<dim> s;
+      s.element = element_;
+      s.point = point;
+      s.index = q_.output_index(element_, point);
+      s.cell = constant_.cell;
+      for (int d = 0; d < dim; ++d) {
+        s.coords[d] = q_.coordinate(element_, point, d);
+      }
+      s.x = domain_.geometry.grid_position(constant_.index, s.coords);
+      s.normal.setZero();
+      s.inverse_jacobian = constant_.inverse_jacobian;
+      s.weight = q_.weight(element_, point) * (QView::physical_weights ? 1.0 : constant_.measure);
+      return s;
     } else {
       return make_sample(domain_, q_, element_, point);
     }
@@ -204,7 +253,7 @@ private:
   QView q_;
   memory::ArrayView<const double> map_rows_;
   std::int32_t element_;
-  Vertices vertices_;
+  Constant constant_;
 };
 
 /// An element's basis at a sample: values and gradients in physical coordinates.
