@@ -47,6 +47,7 @@ std::pair<std::vector<std::int32_t>, std::vector<std::int32_t>> expected_sort(
     return keys[static_cast<std::size_t>(a)] < keys[static_cast<std::size_t>(b)];
   });
   std::vector<std::int32_t> offsets;
+  offsets.reserve(static_cast<std::size_t>(key_count) + 1);
   for (std::int32_t k = 0; k < key_count + (with_end ? 1 : 0); ++k) {
     offsets.push_back(static_cast<std::int32_t>(
         std::lower_bound(order.begin(), order.end(), k,
