@@ -50,10 +50,11 @@ struct PartitionCapacity {
 };
 
 /// A selection of cells of a geometry, with the sides they touch and the boundary of the
-/// selection, each as a sorted index buffer it owns ("Partition.cells", "Partition.sides",
-/// "Partition.boundary_sides" in the pool's ledger). select_* rebuilds all three into fresh
-/// buffers and swaps them in with replace_owned; on an error (a bad index, a selection above the
-/// capacity) nothing changes.
+/// selection (unless its capacity says cells only), each as a sorted index buffer it owns
+/// ("Partition.cells", "Partition.sides", "Partition.boundary_sides" in the pool's ledger).
+/// select_* rebuilds them into fresh buffers and swaps them in with replace_owned (a cells-only
+/// partition keeps empty side buffers); on an error (a bad index, a selection above the capacity)
+/// nothing changes.
 template <class Geometry>
 class CellBasedGeometryPartition {
 public:

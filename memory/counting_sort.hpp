@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <limits>
 #include <string>
 
 #include "memory/arena.hpp"
@@ -36,12 +37,20 @@ inline constexpr std::size_t counting_sort_grain = std::size_t{1} << 14;
 
 /// One thread's part of the CPU counting sort: `part` of `parts` equal ranges of the keys, with
 /// `counts` (parts x key_count) and `run_starts` (parts) shared by all parts. `barrier` separates
-/// the phases (an OpenMP barrier, or nothing when one thread does all parts in turn).
+/// the phases (an OpenMP barrier, or nothing on one thread). A thread whose `part` is `parts` or
+/// more has no range and only meets the barriers, so that the team keeps its size (an OpenMP
+/// runtime ends and later restarts the threads a smaller team leaves out).
 template <class Barrier>
 void counting_sort_phases(ArrayView<const std::int32_t> keys, std::size_t key_count,
                           ArrayView<std::int32_t> sorted, ArrayView<std::int32_t> offsets,
                           std::int32_t* counts, std::int64_t* run_starts, std::size_t parts,
                           std::size_t part, Barrier barrier) {
+  if (part >= parts) {
+    barrier();
+    barrier();
+    barrier();
+    return;
+  }
   const std::size_t n = keys.size();
   const std::size_t begin = n * part / parts;
   const std::size_t end = n * (part + 1) / parts;
@@ -92,13 +101,16 @@ void counting_sort_phases(ArrayView<const std::int32_t> keys, std::size_t key_co
 /// on the CPU, the sort's on CUDA) comes from `scratch` and is given back on return. The result
 /// is the same for any thread count. Throws afem::Error when the sizes disagree or n does not fit
 /// 32-bit positions; keys outside [0, key_count) are the caller's error (not checked).
-/// CPU: one pass to count per thread, one to scatter; runs on one thread below 16384 keys.
+/// CPU: one pass to count per part, one to scatter. Below 16384 keys, or with fewer than two
+/// positions per key value, one thread does it all; otherwise at most one part per thread and
+/// n / key_count parts (each part keeps a count per key value), the other threads of the team idle.
 /// CUDA: a stable radix sort of the keys and a search for every key's first position.
 inline void counting_sort_indices(ArrayView<const std::int32_t> keys, std::int32_t key_count,
                                   ArrayView<std::int32_t> sorted, ArrayView<std::int32_t> offsets,
                                   Arena& scratch) {
   const std::size_t n = keys.size();
-  AFEM_EXPECTS(key_count >= 0, "counting_sort_indices: key_count is " + std::to_string(key_count));
+  AFEM_EXPECTS(key_count >= 0 && key_count < std::numeric_limits<std::int32_t>::max(),
+               "counting_sort_indices: key_count is " + std::to_string(key_count));
   AFEM_EXPECTS(sorted.size() == n, "counting_sort_indices: " + std::to_string(sorted.size()) +
                                        " places for " + std::to_string(n) + " keys");
   AFEM_EXPECTS(offsets.size() == static_cast<std::size_t>(key_count) ||
@@ -125,7 +137,7 @@ inline void counting_sort_indices(ArrayView<const std::int32_t> keys, std::int32
 #if defined(_OPENMP)
   if (n >= detail::counting_sort_grain) {
     parts = static_cast<std::size_t>(std::max(1, omp_get_max_threads()));
-    // Each part keeps a count per key: with few keys per part, one thread is faster.
+    // Each part keeps a count per key value: with few positions per value, fewer parts are faster.
     parts = std::min(parts, std::max<std::size_t>(1, n / std::max<std::size_t>(keys_total, 1)));
   }
 #endif
@@ -139,12 +151,13 @@ inline void counting_sort_indices(ArrayView<const std::int32_t> keys, std::int32
 #if defined(_OPENMP)
     std::int32_t* count_data = counts.data();
     std::int64_t* start_data = run_starts.data();
-#pragma omp parallel num_threads(static_cast <int>(parts))
+    // The whole team, as Thrust's regions have it; threads past `parts` idle. A team smaller
+    // than asked for splits the keys into its own number of parts (the result is the same).
+#pragma omp parallel
     {
-      // The team may be smaller than asked for: the parts are then the team's threads (the
-      // result does not depend on how the keys are split).
       const auto team = static_cast<std::size_t>(omp_get_num_threads());
-      detail::counting_sort_phases(keys, keys_total, sorted, offsets, count_data, start_data, team,
+      detail::counting_sort_phases(keys, keys_total, sorted, offsets, count_data, start_data,
+                                   std::min(parts, team),
                                    static_cast<std::size_t>(omp_get_thread_num()), [] {
 #pragma omp barrier
                                    });

@@ -6,13 +6,10 @@
 /// partition, such as the cells that hold particles) and builds per-element offsets; the result
 /// is owned as Temporaries swapped in with replace_owned, scratch comes from the step arena.
 
-#include <thrust/binary_search.h>
 #include <thrust/count.h>
 #include <thrust/fill.h>
 #include <thrust/for_each.h>
 #include <thrust/iterator/counting_iterator.h>
-#include <thrust/sequence.h>
-#include <thrust/sort.h>
 
 #include <algorithm>
 #include <cstdint>
