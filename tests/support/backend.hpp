@@ -32,6 +32,9 @@ inline bool device_available() {
 
 template <class T>
 void copy_to_device(memory::ArrayView<T> destination, const std::vector<T>& source) {
+  if (source.empty()) {
+    return;  // nothing to copy, and an empty vector may hold no pointer
+  }
 #if AFEM_HAS_CUDA
   AFEM_CUDA_TRY(cudaMemcpy(destination.data(), source.data(), source.size() * sizeof(T),
                            cudaMemcpyHostToDevice));
@@ -43,6 +46,9 @@ void copy_to_device(memory::ArrayView<T> destination, const std::vector<T>& sour
 template <class T>
 std::vector<T> copy_to_host(memory::ArrayView<const T> source) {
   std::vector<T> destination(source.size());
+  if (destination.empty()) {
+    return destination;
+  }
 #if AFEM_HAS_CUDA
   AFEM_CUDA_TRY(cudaMemcpy(destination.data(), source.data(), source.size() * sizeof(T),
                            cudaMemcpyDeviceToHost));
