@@ -422,6 +422,20 @@ void expect_a_nudge_is_seen(const Scene& scene, const ParticleState& particles, 
   EXPECT_GT(relative_divergence<D>(scene, particles, grid), 1e-5);
 }
 
+/// Checks B u of the simulation's projected grid velocity (call after update_grid()) against the
+/// recomputation above, and with `nudge` that the check can fail; returns the value seen.
+template <int D>
+double check_divergence(const Scene& scene, const Simulation<D>& simulation, int step, bool nudge) {
+  const GridState grid = simulation.grid_state();
+  const ParticleState particles = simulation.particles();
+  const double divergence = relative_divergence<D>(scene, particles, grid);
+  EXPECT_LT(divergence, 1e-7) << "step " << step;
+  if (nudge) {
+    expect_a_nudge_is_seen<D>(scene, particles, grid);
+  }
+  return divergence;
+}
+
 // apic_fluid: the projected grid velocity is divergence-free over the fluid to the solver's
 // tolerance (checked against the definition of B, recomputed here), the dam collapses and its
 // front runs along the floor at a bounded speed.
@@ -438,13 +452,8 @@ TEST_F(MpmTest, IncompressibleDamBreakIsDivergenceFreeAndFlowsAlongTheFloor) {
     ASSERT_GT(solve.iterations, 0);
     ASSERT_LT(solve.residual, 1e-8);
     if (step % 10 == 0) {
-      const GridState grid = simulation.grid_state();
-      const double divergence = relative_divergence<2>(scene, simulation.particles(), grid);
-      EXPECT_LT(divergence, 1e-7) << "step " << step;
-      largest_divergence = std::max(largest_divergence, divergence);
-      if (step == 20) {
-        expect_a_nudge_is_seen<2>(scene, simulation.particles(), grid);
-      }
+      largest_divergence =
+          std::max(largest_divergence, check_divergence(scene, simulation, step, step == 20));
     }
     ASSERT_LT(solve.divergence, 1e-8);
     simulation.grid_to_particle();
@@ -473,13 +482,8 @@ TEST_F(MpmTest, IncompressibleDamBreakIsDivergenceFree3D) {
     simulation.update_grid();
     ASSERT_LT(simulation.pressure_solve().divergence, 1e-8);
     if (s % 3 == 0) {
-      const GridState grid = simulation.grid_state();
-      const double divergence = relative_divergence<3>(scene, simulation.particles(), grid);
-      EXPECT_LT(divergence, 1e-7) << "step " << s;
-      largest_divergence = std::max(largest_divergence, divergence);
-      if (s == 9) {
-        expect_a_nudge_is_seen<3>(scene, simulation.particles(), grid);
-      }
+      largest_divergence =
+          std::max(largest_divergence, check_divergence(scene, simulation, s, s == 9));
     }
     simulation.grid_to_particle();
     arena_->reset();
