@@ -218,18 +218,21 @@ AFEM_HOST_DEVICE Basis<Element> basis_at(const Sample<D>& s, memory::ArrayView<c
 }
 
 /// Adds weight * f(s, test_i, trial_j, fields...) for every basis pair and component pair.
-template <int B, int D, class TestBasis, class TrialBasis, class Integrand, class Pack>
+template <int B, int D, class TestBasis, class TrialBasis, class TestNodes, class TrialNodes,
+          class Integrand, class Pack>
 AFEM_HOST_DEVICE void add_pairs(double* block, const Sample<D>& s, const TestBasis& test,
-                                const TrialBasis& trial, const Integrand& integrand,
+                                const TestNodes& test_nodes, const TrialBasis& trial,
+                                const TrialNodes& trial_nodes, const Integrand& integrand,
                                 const Pack& pack) {
   constexpr int nt = TestBasis::node_count;
   constexpr int nu = TrialBasis::node_count;
   for (int i = 0; i < nt; ++i) {
     for (int ci = 0; ci < B; ++ci) {
-      const ShapeFunction<D, B> v{test.value[i], test.gradient[i], ci};
+      const ShapeFunction<D, B> v{test.value[i], test.gradient[i], ci, -1, test_nodes.x[i]};
       for (int j = 0; j < nu; ++j) {
         for (int cj = 0; cj < B; ++cj) {
-          const ShapeFunction<D, B> u{trial.value[j], trial.gradient[j], cj};
+          const ShapeFunction<D, B> u{trial.value[j], trial.gradient[j], cj, -1,
+                                      trial_nodes.x[j]};
           block[((i * nu + j) * B + ci) * B + cj] +=
               s.weight * static_cast<double>(pack.call(integrand, s, v, u));
         }
@@ -240,18 +243,19 @@ AFEM_HOST_DEVICE void add_pairs(double* block, const Sample<D>& s, const TestBas
 
 /// Adds one sample's contributions to an element matrix (the trial basis is the test basis when
 /// both spaces have the same element).
-template <int B, class TestElement, class TrialElement, bool Tabulated, int D, class Integrand,
-          class Pack>
+template <int B, class TestElement, class TrialElement, bool Tabulated, int D, class TestNodes,
+          class TrialNodes, class Integrand, class Pack>
 AFEM_HOST_DEVICE void add_point(double* block, const Sample<D>& s,
                                 memory::ArrayView<const double> test_rows,
                                 memory::ArrayView<const double> trial_rows,
+                                const TestNodes& test_nodes, const TrialNodes& trial_nodes,
                                 const Integrand& integrand, const Pack& pack) {
   const auto test_basis = basis_at<TestElement, Tabulated>(s, test_rows);
   if constexpr (std::is_same_v<TestElement, TrialElement>) {
-    add_pairs<B>(block, s, test_basis, test_basis, integrand, pack);
+    add_pairs<B>(block, s, test_basis, test_nodes, test_basis, trial_nodes, integrand, pack);
   } else {
-    add_pairs<B>(block, s, test_basis, basis_at<TrialElement, Tabulated>(s, trial_rows), integrand,
-                 pack);
+    add_pairs<B>(block, s, test_basis, test_nodes,
+                 basis_at<TrialElement, Tabulated>(s, trial_rows), trial_nodes, integrand, pack);
   }
 }
 
@@ -293,9 +297,13 @@ void element_matrices(memory::ArrayView<double> out, const Q& quadrature,
                        }
                        const ElementSamples<decltype(domain), decltype(q), map_table> samples(
                            domain, q, map_rows, e);
+                       const std::int32_t cell = domain.element_cell(e);
+                       const NodePositions<TestElement, GView> test_nodes(domain.geometry, cell);
+                       const NodePositions<TrialElement, GView> trial_nodes(domain.geometry, cell);
                        for (std::int32_t p = 0; p < q.point_count(e); ++p) {
                          add_point<B, TestElement, TrialElement, tabulated>(
-                             block, samples(p), test_rows, trial_rows, integrand, pack);
+                             block, samples(p), test_rows, trial_rows, test_nodes, trial_nodes,
+                             integrand, pack);
                        }
                        if constexpr (on_stack) {
                          for (int i = 0; i < size; ++i) {
@@ -455,12 +463,15 @@ void integrate(memory::ArrayView<double> vector, const Q& quadrature, const Test
   thrust::for_each_n(
       policy, thrust::counting_iterator<std::int32_t>(0), elements,
       [=] AFEM_HOST_DEVICE(std::int32_t e) {
-        double* local = &out[static_cast<std::size_t>(e) * nt * nc];
+        // Summed on the stack (no store of it can alias the integrand's loads), written once.
+        double local[nt * nc];
         for (int i = 0; i < nt * nc; ++i) {
           local[i] = 0.0;
         }
         const detail::ElementSamples<decltype(domain), decltype(q), map_table> samples(domain, q,
                                                                                        map_rows, e);
+        const detail::NodePositions<Element, GView> nodes(domain.geometry,
+                                                          domain.element_cell(e));
         for (std::int32_t p = 0; p < q.point_count(e); ++p) {
           const Sample<dim> s = samples(p);
           const auto basis = detail::basis_at<Element, tabulated>(s, rows);
@@ -469,10 +480,13 @@ void integrate(memory::ArrayView<double> vector, const Q& quadrature, const Test
                 restriction
                     .element_nodes[static_cast<std::size_t>(e) * nt + static_cast<std::size_t>(i)];
             for (int c = 0; c < nc; ++c) {
-              const TestFunction v{basis.value[i], basis.gradient[i], c, node_i};
+              const TestFunction v{basis.value[i], basis.gradient[i], c, node_i, nodes.x[i]};
               local[i * nc + c] += s.weight * static_cast<double>(pack.call(integrand, s, v));
             }
           }
+        }
+        for (int i = 0; i < nt * nc; ++i) {
+          out[static_cast<std::size_t>(e) * nt * nc + static_cast<std::size_t>(i)] = local[i];
         }
       });
   // The (element, node) pairs of each node in element order, then one sum per node in that order.

@@ -8,6 +8,8 @@
 
 #include <Eigen/Core>
 
+#include <utility>
+
 #include "geometry/reference_cell.hpp"
 #include "memory/config.hpp"
 
@@ -142,13 +144,7 @@ struct LagrangeElement {
     } else {
       double line[dimension][3];
       line_values(xi, line);
-      for (int node = 0; node < node_count; ++node) {
-        double value = 1.0;
-        for (int d = 0; d < dimension; ++d) {
-          value *= line[d][node_level(node, d)];
-        }
-        values[node] = value;
-      }
+      tensor_values(line, values, std::make_integer_sequence<int, node_count>{});
     }
   }
 
@@ -182,20 +178,58 @@ struct LagrangeElement {
           slope[d][level] = line_derivative(level, xi[d]);
         }
       }
-      for (int node = 0; node < node_count; ++node) {
-        for (int d = 0; d < dimension; ++d) {
-          double g = 1.0;
-          for (int e = 0; e < dimension; ++e) {
-            const int level = node_level(node, e);
-            g *= e == d ? slope[e][level] : line[e][level];
-          }
-          gradients[node * dimension + d] = g;
-        }
-      }
+      tensor_gradients(line, slope, gradients, std::make_integer_sequence<int, node_count>{});
     }
   }
 
 private:
+  /// A node's level along every axis (see node_level).
+  struct Levels {
+    int at[dimension];
+  };
+  AFEM_HOST_DEVICE static constexpr Levels node_levels(int node) {
+    Levels levels{};
+    for (int d = 0; d < dimension; ++d) {
+      levels.at[d] = node_level(node, d);
+    }
+    return levels;
+  }
+  /// Tensor-product values and gradients node by node, unrolled at compile time so that each
+  /// node's levels are constants.
+  template <int... Node>
+  AFEM_HOST_DEVICE static AFEM_INLINE void tensor_values(const double (&line)[dimension][3],
+                                                         double* values,
+                                                         std::integer_sequence<int, Node...> /*n*/) {
+    ((values[Node] = tensor_value<Node>(line)), ...);
+  }
+  template <int Node>
+  AFEM_HOST_DEVICE static AFEM_INLINE double tensor_value(const double (&line)[dimension][3]) {
+    constexpr Levels level = node_levels(Node);
+    double value = 1.0;
+    for (int d = 0; d < dimension; ++d) {
+      value *= line[d][level.at[d]];
+    }
+    return value;
+  }
+  template <int... Node>
+  AFEM_HOST_DEVICE static AFEM_INLINE void tensor_gradients(
+      const double (&line)[dimension][3], const double (&slope)[dimension][3], double* gradients,
+      std::integer_sequence<int, Node...> /*n*/) {
+    (tensor_gradient<Node>(line, slope, &gradients[Node * dimension]), ...);
+  }
+  template <int Node>
+  AFEM_HOST_DEVICE static AFEM_INLINE void tensor_gradient(const double (&line)[dimension][3],
+                                                           const double (&slope)[dimension][3],
+                                                           double* gradient) {
+    constexpr Levels level = node_levels(Node);
+    for (int d = 0; d < dimension; ++d) {
+      double g = 1.0;
+      for (int e = 0; e < dimension; ++e) {
+        g *= e == d ? slope[e][level.at[e]] : line[e][level.at[e]];
+      }
+      gradient[d] = g;
+    }
+  }
   AFEM_HOST_DEVICE static void barycentric(const Coords& xi, double* lambda) {
     lambda[0] = 1.0;
     for (int d = 0; d < dimension; ++d) {

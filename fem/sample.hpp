@@ -53,6 +53,10 @@ struct ShapeFunction {
   int component = 0;
   /// The function's node in the restriction's numbering (linear forms; -1 in bilinear forms).
   std::int32_t node = -1;
+  /// Where the node sits: the cell map's image of the node's reference coordinates (for
+  /// B-splines, the centre of the function's support). Read by integrands such as APIC's
+  /// momentum, which weighs x_node - x_sample.
+  Eigen::Matrix<double, D, 1> node_position = Eigen::Matrix<double, D, 1>::Zero();
 
   AFEM_HOST_DEVICE FieldValue<D, C> value() const {
     if constexpr (C == 1) {

@@ -10,6 +10,15 @@
 #define AFEM_HOST_DEVICE
 #endif
 
+/// Asks the compiler to inline a small kernel helper whose constants must fold into its caller.
+#if defined(__CUDACC__)
+#define AFEM_INLINE __forceinline__
+#elif defined(__GNUC__)
+#define AFEM_INLINE inline __attribute__((always_inline))
+#else
+#define AFEM_INLINE inline
+#endif
+
 #if defined(ARENAFEM_WITH_CUDA)
 #define AFEM_HAS_CUDA 1
 #else

@@ -133,6 +133,24 @@ AFEM_HOST_DEVICE void hencky_strain(const Eigen::Matrix<double, D, D>& f,
   }
 }
 
+/// x^e: by repeated squaring when e is a whole number of magnitude at most 64 (Tait's usual 7;
+/// several times faster than std::pow), std::pow otherwise.
+AFEM_HOST_DEVICE inline double power(double x, double e) {
+  const double magnitude = e < 0.0 ? -e : e;
+  if (magnitude > 64.0 || magnitude != static_cast<double>(static_cast<int>(magnitude))) {
+    return std::pow(x, e);
+  }
+  double result = 1.0;
+  double square = x;
+  for (int k = static_cast<int>(magnitude); k > 0; k >>= 1) {
+    if ((k & 1) != 0) {
+      result *= square;
+    }
+    square *= square;
+  }
+  return e < 0.0 ? 1.0 / result : result;
+}
+
 }  // namespace detail
 
 /// The Kirchhoff stress of a particle with deformation gradient `f`.
@@ -150,7 +168,7 @@ AFEM_HOST_DEVICE Eigen::Matrix<double, D, D> kirchhoff_stress(
     case MaterialKind::fluid: {
       // Tait: p = K / gamma (J^-gamma - 1), K the bulk modulus at rest.
       const double pressure =
-          m.bulk_modulus / m.tait_exponent * (std::pow(j, -m.tait_exponent) - 1.0);
+          m.bulk_modulus / m.tait_exponent * (detail::power(j, -m.tait_exponent) - 1.0);
       return -j * pressure * identity;
     }
     case MaterialKind::sand:
@@ -184,7 +202,7 @@ AFEM_HOST_DEVICE Eigen::Matrix<double, D, D> project_deformation(
   }
   if (m.kind == MaterialKind::fluid) {
     const double j = f.determinant();
-    return std::pow(j, 1.0 / D) * Matrix::Identity();
+    return (D == 2 ? std::sqrt(j) : std::cbrt(j)) * Matrix::Identity();
   }
   Eigen::Matrix<double, D, 1> eps;
   Matrix u;

@@ -121,7 +121,6 @@ struct MassForm {
 /// rho0 (v_p + C_p (x_i - x_p))_c N_i - dt (tau_p grad N_i)_c, weighted by V0_p.
 template <int D>
 struct MomentumForm {
-  geometry::GridView<D> grid;
   memory::ArrayView<const double> velocities;
   memory::ArrayView<const double> affine;
   memory::ArrayView<const double> stress;
@@ -132,7 +131,7 @@ struct MomentumForm {
     const std::size_t p = s.index;
     const int c = v.component;
     const auto base = p * D * D + static_cast<std::size_t>(c * D);
-    const Vector<D> offset = grid.vertex_position(v.node) - s.x;
+    const Vector<D> offset = v.node_position - s.x;
     double momentum = velocities[p * D + static_cast<std::size_t>(c)];
     double force = 0.0;
     for (int d = 0; d < D; ++d) {
@@ -417,7 +416,7 @@ void detail::SimulationState<D>::particle_to_grid() {
   fem::integrate(mass_.dofs(), quadrature_, scalar_restriction_,
                  detail::MassForm{scene_.material.density}, arena);
   fem::integrate(velocity_.dofs(), quadrature_, vector_restriction_,
-                 detail::MomentumForm<D>{grid_.view(), velocities_.view(), affine_.view(),
+                 detail::MomentumForm<D>{velocities_.view(), affine_.view(),
                                          stress.view(), scene_.material.density, scene_.dt},
                  arena);
 }

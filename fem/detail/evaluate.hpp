@@ -256,6 +256,35 @@ private:
   Constant constant_;
 };
 
+/// The positions of a cell's element nodes, found once per element: the cell map at each node's
+/// reference coordinates (from the cell's grid index on grids).
+template <class Element, class GView>
+struct NodePositions {
+  typename GView::Point x[Element::node_count];
+
+  AFEM_HOST_DEVICE NodePositions(const GView& geometry, std::int32_t cell) {
+    constexpr int dim = GView::dimension;
+    typename GView::Coords xi;
+    if constexpr (GridMap<GView>) {
+      std::int32_t index[dim];
+      geometry.cell_grid_index(cell, index);
+      for (int k = 0; k < Element::node_count; ++k) {
+        for (int d = 0; d < dim; ++d) {
+          xi[d] = Element::node_coordinate(k, d);
+        }
+        x[k] = geometry.grid_position(index, xi);
+      }
+    } else {
+      for (int k = 0; k < Element::node_count; ++k) {
+        for (int d = 0; d < dim; ++d) {
+          xi[d] = Element::node_coordinate(k, d);
+        }
+        x[k] = geometry.cell_position(cell, xi);
+      }
+    }
+  }
+};
+
 /// An element's basis at a sample: values and gradients in physical coordinates.
 template <class Element>
 struct Basis {
