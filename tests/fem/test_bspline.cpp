@@ -1,0 +1,331 @@
+// BSplineSpace: quadratic B-splines on 2D and 3D grids through interpolate() and integrate() at
+// PIC particles: the numbering, partition of unity, exact reproduction of linear fields, single
+// basis functions against the closed form, and mass and momentum conserved by a particle-to-grid
+// transfer followed by a grid-to-particle one.
+#include <gtest/gtest.h>
+
+#include <array>
+#include <cmath>
+#include <cstdint>
+#include <random>
+#include <set>
+#include <vector>
+
+#include "fem/bspline_space.hpp"
+#include "fem/field.hpp"
+#include "fem/integrate.hpp"
+#include "fem/interpolate.hpp"
+#include "fem/space_restriction.hpp"
+#include "geometry/grid.hpp"
+#include "quadrature/pic_quadrature.hpp"
+#include "support/backend.hpp"
+#include "support/backend_test.hpp"
+
+namespace afem::fem {
+namespace {
+
+/// The quadratic B-spline N(t) centred at 0, and its derivative.
+double spline(double t) {
+  const double a = std::abs(t);
+  return a <= 0.5 ? 0.75 - a * a : (a <= 1.5 ? 0.5 * (1.5 - a) * (1.5 - a) : 0.0);
+}
+double spline_slope(double t) {
+  const double a = std::abs(t);
+  const double sign = t < 0.0 ? -1.0 : 1.0;
+  return a <= 0.5 ? -2.0 * t : (a <= 1.5 ? -sign * (1.5 - a) : 0.0);
+}
+
+struct ValueAt {
+  template <class S, class Field>
+  AFEM_HOST_DEVICE auto operator()(const S& s, const Field& u) const {
+    return u.value(s);
+  }
+};
+struct GradientAt {
+  template <class S, class Field>
+  AFEM_HOST_DEVICE auto operator()(const S& s, const Field& u) const {
+    return u.grad(s);
+  }
+};
+
+/// The field x_axis (interpolating it sets each coefficient to its node centre's coordinate).
+struct Coordinate {
+  int axis = 0;
+  template <int D>
+  AFEM_HOST_DEVICE double operator()(const Sample<D>& s) const {
+    return s.x[axis];
+  }
+};
+
+/// rho N_i and rho u_p N_i, the particle-to-grid mass and momentum.
+struct MassForm {
+  double density = 1.0;
+  template <class S, class V>
+  AFEM_HOST_DEVICE double operator()(const S& /*s*/, const V& v) const {
+    return density * v.basis_value;
+  }
+};
+template <int D>
+struct MomentumForm {
+  memory::ArrayView<const double> velocities;
+  double density = 1.0;
+  template <class S, class V>
+  AFEM_HOST_DEVICE double operator()(const S& s, const V& v) const {
+    return density * velocities[s.index * D + static_cast<std::size_t>(v.component)] *
+           v.basis_value;
+  }
+};
+
+template <class G>
+class BSplineSpaceTest : public test::BackendTest {
+protected:
+  static constexpr int n = 4;
+  static constexpr double h = 0.25;
+
+  static G make_grid() {
+    constexpr int dim = G::dimension;
+    std::array<double, dim> origin{};
+    std::array<double, dim> size{};
+    std::array<std::int32_t, dim> resolution{};
+    for (std::size_t d = 0; d < dim; ++d) {
+      origin[d] = -0.5;
+      size[d] = h;
+      resolution[d] = n;
+    }
+    return G(origin, size, resolution);
+  }
+
+  /// Particles everywhere in the box [-0.5, 0.5]^D: at cell corners (the box's included), on
+  /// cell faces, and at random points.
+  static std::vector<double> particle_positions() {
+    constexpr int dim = G::dimension;
+    std::vector<double> positions;
+    std::mt19937 random(31);
+    std::uniform_real_distribution<double> unit(0.0, 1.0);
+    std::uniform_int_distribution<int> plane(0, n);
+    for (int i = 0; i < 300; ++i) {
+      for (int d = 0; d < dim; ++d) {
+        const bool on_plane = i < 40 || (i < 100 && d == i % dim);
+        positions.push_back(-0.5 + (on_plane ? plane(random) * h : unit(random)));
+      }
+    }
+    return positions;
+  }
+};
+
+using Grids = ::testing::Types<geometry::Grid2D, geometry::Grid3D>;
+TYPED_TEST_SUITE(BSplineSpaceTest, Grids);
+
+TYPED_TEST(BSplineSpaceTest, NumbersTheCellCentresAndOneGhostLayer) {
+  constexpr int dim = TypeParam::dimension;
+  const TypeParam grid = this->make_grid();
+  const BSplineSpace<TypeParam> space(grid, *this->pool_, *this->arena_);
+  const int layers = TestFixture::n + 2;
+  ASSERT_EQ(space.node_count(), dim == 2 ? layers * layers : layers * layers * layers);
+  EXPECT_EQ(space.node_layers(0), layers);
+  const auto cell_nodes = test::copy_to_host(space.view().cell_nodes);
+  const auto holder = test::copy_to_host(space.node_cell_local());
+  constexpr int npc = BSplineElement<dim>::node_count;
+  for (std::int32_t cell = 0; cell < grid.cell_count(); ++cell) {
+    std::int32_t index[dim];
+    grid.view().cell_grid_index(cell, index);
+    std::set<std::int32_t> distinct;
+    for (int k = 0; k < npc; ++k) {
+      const std::int32_t node = cell_nodes[static_cast<std::size_t>(cell * npc + k)];
+      distinct.insert(node);
+      std::int32_t rest = node;
+      for (int d = 0; d < dim; ++d) {  // lattice index = cell index + offset
+        EXPECT_EQ(rest % layers, index[d] + BSplineElement<dim>::node_offset(k, d));
+        rest /= layers;
+      }
+    }
+    EXPECT_EQ(static_cast<int>(distinct.size()), npc);
+  }
+  for (std::int32_t node = 0; node < space.node_count(); ++node) {
+    const std::int32_t pair = holder[static_cast<std::size_t>(node)];
+    EXPECT_EQ(cell_nodes[static_cast<std::size_t>(pair)], node) << "node " << node;
+  }
+}
+
+TYPED_TEST(BSplineSpaceTest, SumsToOneAndReproducesLinearFieldsAtParticles) {
+  constexpr int dim = TypeParam::dimension;
+  const TypeParam grid = this->make_grid();
+  const BSplineSpace<TypeParam> space(grid, *this->pool_, *this->arena_);
+  const std::vector<double> positions = this->particle_positions();
+  const std::size_t count = positions.size() / dim;
+  auto x = memory::borrow_temporary<double>(*this->pool_, positions.size(), "test.positions");
+  auto measure = memory::borrow_temporary<double>(*this->pool_, count, "test.measures");
+  test::copy_to_device(x.view(), positions);
+  test::copy_to_device(measure.view(), std::vector<double>(count, 1e-3));
+  quadrature::PicQuadrature pic(grid, *this->pool_);
+  pic.rebin(x.view(), measure.view(), *this->arena_);
+  ASSERT_EQ(pic.outside_count(), 0);
+
+  DiscreteField field(space);
+  auto values = memory::borrow_temporary<double>(*this->pool_, count, "test.values");
+  auto gradients = memory::borrow_temporary<double>(*this->pool_, count * dim, "test.gradients");
+  // axis -1: every coefficient 1 (partition of unity); axis d: the field x_d.
+  for (int axis = -1; axis < dim; ++axis) {
+    if (axis < 0) {
+      test::copy_to_device(field.dofs(),
+                           std::vector<double>(static_cast<std::size_t>(space.node_count()), 1.0));
+    } else {
+      interpolate(field, Coordinate{axis}, *this->arena_);
+    }
+    interpolate(values.view(), pic, ValueAt{}, *this->arena_, field);
+    interpolate(gradients.view(), pic, GradientAt{}, *this->arena_, field);
+    const auto value = test::copy_to_host(memory::ArrayView<const double>(values.view()));
+    const auto gradient = test::copy_to_host(memory::ArrayView<const double>(gradients.view()));
+    for (std::size_t i = 0; i < count; ++i) {
+      const double expected = axis < 0 ? 1.0 : positions[i * dim + static_cast<std::size_t>(axis)];
+      EXPECT_NEAR(value[i], expected, 1e-13) << "particle " << i << " field " << axis;
+      for (int d = 0; d < dim; ++d) {
+        EXPECT_NEAR(gradient[i * dim + static_cast<std::size_t>(d)], d == axis ? 1.0 : 0.0, 1e-12)
+            << "particle " << i << " field " << axis << " derivative " << d;
+      }
+    }
+  }
+}
+
+TYPED_TEST(BSplineSpaceTest, BasisFunctionsMatchTheClosedForm) {
+  constexpr int dim = TypeParam::dimension;
+  constexpr int layers = TestFixture::n + 2;
+  const TypeParam grid = this->make_grid();
+  const BSplineSpace<TypeParam> space(grid, *this->pool_, *this->arena_);
+  const std::vector<double> positions = this->particle_positions();
+  const std::size_t count = positions.size() / dim;
+  auto x = memory::borrow_temporary<double>(*this->pool_, positions.size(), "test.positions");
+  auto measure = memory::borrow_temporary<double>(*this->pool_, count, "test.measures");
+  test::copy_to_device(x.view(), positions);
+  test::copy_to_device(measure.view(), std::vector<double>(count, 1e-3));
+  quadrature::PicQuadrature pic(grid, *this->pool_);
+  pic.rebin(x.view(), measure.view(), *this->arena_);
+
+  DiscreteField field(space);
+  auto values = memory::borrow_temporary<double>(*this->pool_, count, "test.values");
+  auto gradients = memory::borrow_temporary<double>(*this->pool_, count * dim, "test.gradients");
+  // A ghost node in a corner, a ghost node on a face, and interior nodes.
+  for (const int lattice : {0, 1, 2, layers - 2}) {
+    std::int32_t node = 0;
+    double centre[dim];
+    for (int d = dim - 1; d >= 0; --d) {
+      const int along = d == 0 ? lattice : (d == 1 ? 2 : layers - 1 - lattice);
+      node = node * layers + along;
+      centre[d] = -0.5 + (along - 0.5) * TestFixture::h;
+    }
+    std::vector<double> dofs(static_cast<std::size_t>(space.node_count()), 0.0);
+    dofs[static_cast<std::size_t>(node)] = 1.0;
+    test::copy_to_device(field.dofs(), dofs);
+    interpolate(values.view(), pic, ValueAt{}, *this->arena_, field);
+    interpolate(gradients.view(), pic, GradientAt{}, *this->arena_, field);
+    const auto value = test::copy_to_host(memory::ArrayView<const double>(values.view()));
+    const auto gradient = test::copy_to_host(memory::ArrayView<const double>(gradients.view()));
+    int inside_support = 0;
+    for (std::size_t i = 0; i < count; ++i) {
+      double t[dim];
+      double expected = 1.0;
+      for (int d = 0; d < dim; ++d) {
+        t[d] = (positions[i * dim + static_cast<std::size_t>(d)] - centre[d]) / TestFixture::h;
+        expected *= spline(t[d]);
+      }
+      inside_support += expected > 0.0 ? 1 : 0;
+      EXPECT_NEAR(value[i], expected, 1e-14) << "particle " << i << " node " << node;
+      for (int d = 0; d < dim; ++d) {
+        double slope = spline_slope(t[d]) / TestFixture::h;
+        for (int e = 0; e < dim; ++e) {
+          slope *= e == d ? 1.0 : spline(t[e]);
+        }
+        EXPECT_NEAR(gradient[i * dim + static_cast<std::size_t>(d)], slope, 1e-12)
+            << "particle " << i << " node " << node << " derivative " << d;
+      }
+    }
+    EXPECT_GT(inside_support, 3) << "node " << node;
+  }
+}
+
+TYPED_TEST(BSplineSpaceTest, ParticleToGridToParticleConservesMassAndMomentum) {
+  constexpr int dim = TypeParam::dimension;
+  const TypeParam grid = this->make_grid();
+  const BSplineSpace<TypeParam, 1> scalar(grid, *this->pool_, *this->arena_);
+  const BSplineSpace<TypeParam, dim> vector(grid, *this->pool_, *this->arena_);
+  const quadrature::Cells<TypeParam> cells(grid);
+  const SpaceRestriction scalar_cells(scalar, cells, *this->arena_);
+  const SpaceRestriction vector_cells(vector, cells, *this->arena_);
+  const std::vector<double> positions = this->particle_positions();
+  const std::size_t count = positions.size() / dim;
+  std::mt19937 random(5);
+  std::uniform_real_distribution<double> volume(1e-4, 3e-4);
+  std::uniform_real_distribution<double> speed(-2.0, 2.0);
+  std::vector<double> volumes(count);
+  std::vector<double> velocities(count * dim);
+  for (auto& v : volumes) {
+    v = volume(random);
+  }
+  for (auto& v : velocities) {
+    v = speed(random);
+  }
+  auto x = memory::borrow_temporary<double>(*this->pool_, positions.size(), "test.positions");
+  auto measure = memory::borrow_temporary<double>(*this->pool_, count, "test.volumes");
+  auto particle_velocity =
+      memory::borrow_temporary<double>(*this->pool_, count * dim, "test.velocities");
+  test::copy_to_device(x.view(), positions);
+  test::copy_to_device(measure.view(), volumes);
+  test::copy_to_device(particle_velocity.view(), velocities);
+  quadrature::PicQuadrature pic(cells, *this->pool_);
+  pic.rebin(x.view(), measure.view(), *this->arena_);
+
+  const double density = 1000.0;
+  DiscreteField mass(scalar);
+  DiscreteField momentum(vector);
+  integrate(mass.dofs(), pic, scalar_cells, MassForm{density}, *this->arena_);
+  integrate(momentum.dofs(), pic, vector_cells,
+            MomentumForm<dim>{particle_velocity.view(), density}, *this->arena_);
+  auto grid_mass = test::copy_to_host(memory::ArrayView<const double>(mass.dofs()));
+  auto grid_momentum = test::copy_to_host(memory::ArrayView<const double>(momentum.dofs()));
+
+  double particle_mass = 0.0;
+  double particle_momentum[dim] = {};
+  for (std::size_t p = 0; p < count; ++p) {
+    particle_mass += density * volumes[p];
+    for (int d = 0; d < dim; ++d) {
+      particle_momentum[d] += density * volumes[p] * velocities[p * dim + static_cast<std::size_t>(d)];
+    }
+  }
+  double total_mass = 0.0;
+  double total_momentum[dim] = {};
+  int ghosts_with_mass = 0;
+  for (std::size_t i = 0; i < grid_mass.size(); ++i) {
+    total_mass += grid_mass[i];
+    for (int d = 0; d < dim; ++d) {
+      total_momentum[d] += grid_momentum[i * dim + static_cast<std::size_t>(d)];
+    }
+    ghosts_with_mass += i == 0 && grid_mass[i] > 0.0 ? 1 : 0;  // the corner ghost node
+  }
+  EXPECT_EQ(ghosts_with_mass, 1);  // particles at the box's corner reach the ghost layer
+  EXPECT_NEAR(total_mass, particle_mass, 1e-12 * particle_mass);
+  for (int d = 0; d < dim; ++d) {
+    EXPECT_NEAR(total_momentum[d], particle_momentum[d], 1e-12 * particle_mass) << "axis " << d;
+  }
+
+  // Grid velocity = momentum / mass, interpolated back: the particles' momentum is the grid's.
+  for (std::size_t i = 0; i < grid_mass.size(); ++i) {
+    for (int d = 0; d < dim; ++d) {
+      auto& v = grid_momentum[i * dim + static_cast<std::size_t>(d)];
+      v = grid_mass[i] > 0.0 ? v / grid_mass[i] : 0.0;
+    }
+  }
+  test::copy_to_device(momentum.dofs(), grid_momentum);
+  auto new_velocity = memory::borrow_temporary<double>(*this->pool_, count * dim, "test.new");
+  interpolate(new_velocity.view(), pic, ValueAt{}, *this->arena_, momentum);
+  const auto after = test::copy_to_host(memory::ArrayView<const double>(new_velocity.view()));
+  for (int d = 0; d < dim; ++d) {
+    double sum = 0.0;
+    for (std::size_t p = 0; p < count; ++p) {
+      sum += density * volumes[p] * after[p * dim + static_cast<std::size_t>(d)];
+    }
+    EXPECT_NEAR(sum, particle_momentum[d], 1e-12 * particle_mass) << "axis " << d;
+  }
+}
+
+}  // namespace
+}  // namespace afem::fem
