@@ -90,27 +90,40 @@ BENCHMARK(mpm_sand_column_2d)
     ->Unit(benchmark::kMillisecond);
 
 /// The weakly compressible dam break on a grid of state.range(0) cells per axis with
-/// state.range(1) particles per cell and axis (2D: 128 and 3 give about 33k particles, the size
+/// state.range(1) particles per cell and axis, on Q1 (state.range(2) = 0) or quadratic B-splines
+/// (1) (2D: 128 and 3 give about 33k particles, the size
 /// of the peer runs in scripts/bench-mpm.sh).
 void mpm_dam_break_2d(benchmark::State& state) {
   afem::apps::mpm::SceneOptions options;
+  options.basis = static_cast<afem::apps::mpm::GridBasis>(state.range(2));
   options.kind = afem::apps::mpm::SceneKind::dam_break;
   options.resolution = static_cast<int>(state.range(0));
   options.particles_per_cell = static_cast<int>(state.range(1));
   run_steps<2>(state, options);
 }
-BENCHMARK(mpm_dam_break_2d)->Args({128, 3})->UseManualTime()->Unit(benchmark::kMillisecond);
+BENCHMARK(mpm_dam_break_2d)
+    ->ArgNames({"n", "ppc", "bspline2"})
+    ->Args({128, 3, 0})
+    ->Args({128, 3, 1})
+    ->UseManualTime()
+    ->Unit(benchmark::kMillisecond);
 
 /// The same in 3D (64 cells per axis, 2 x 2 x 2 particles per cell: about 412k particles).
 void mpm_dam_break_3d(benchmark::State& state) {
   afem::apps::mpm::SceneOptions options;
+  options.basis = static_cast<afem::apps::mpm::GridBasis>(state.range(2));
   options.kind = afem::apps::mpm::SceneKind::dam_break;
   options.dimension = 3;
   options.resolution = static_cast<int>(state.range(0));
   options.particles_per_cell = static_cast<int>(state.range(1));
   run_steps<3>(state, options);
 }
-BENCHMARK(mpm_dam_break_3d)->Args({64, 2})->UseManualTime()->Unit(benchmark::kMillisecond);
+BENCHMARK(mpm_dam_break_3d)
+    ->ArgNames({"n", "ppc", "bspline2"})
+    ->Args({64, 2, 0})
+    ->Args({64, 2, 1})
+    ->UseManualTime()
+    ->Unit(benchmark::kMillisecond);
 
 }  // namespace
 

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # MPM step throughput against the hand-written MLS-MPM peer, measured side by side in one run:
-# the 2D dam break on 128² (about 33k particles) and the 3D dam break on 64³ (about 412k), with 1
-# and 2 threads, and with 2 threads while a busy process holds core 0. Prints a Markdown table
+# the 2D dam break on 128² (about 33k particles) and the 3D dam break on 64³ (about 412k), on Q1
+# and on quadratic B-splines (the peer's kernel), with 1 and 2 threads, and with 2 threads while a
+# busy process holds core 0. Prints a Markdown table
 # (particle-steps per second, ours, peer, ratio) and leaves the raw figures in build/bench-mpm/.
 #
 #   scripts/bench-mpm.sh [PEERS]    PEERS: the peer programs' folder (default ../shared/peers)
@@ -57,15 +58,17 @@ for label, name in (("t1", "1 thread"), ("t2", "2 threads"), ("busy", "2 threads
     for b in json.load(open(f"{out}/ours_{label}.json"))["benchmarks"]:
         if b.get("aggregate_name") == "median":
             dim = 3 if "3d" in b["name"] else 2
-            ours[dim] = b["particle_steps_per_s"]
+            basis = "bspline2" if "bspline2:1" in b["name"] else "q1"
+            ours[(dim, basis)] = b["particle_steps_per_s"]
     peer = {}
     for line in open(f"{out}/peer_{label}.jsonl"):
         r = json.loads(line)
         peer[r["dim"]] = max(peer.get(r["dim"], 0.0), r["particle_steps_per_s"])
     for dim, scene in ((2, "2D fluid, 128² grid, 33k particles"), (3, "3D fluid, 64³ grid, 412k particles (peer 262k)")):
-        rows.append((scene, name, ours[dim], peer[dim]))
-print("| work | threads | arenafem | mpm_ref | arenafem / mpm_ref |")
-print("|---|---|---|---|---|")
-for scene, name, o, p in rows:
-    print(f"| {scene} | {name} | {o / 1e6:.2f} M/s | {p / 1e6:.2f} M/s | {o / p:.2f} |")
+        for basis in ("q1", "bspline2"):
+            rows.append((scene, basis, name, ours[(dim, basis)], peer[dim]))
+print("| work | basis | threads | arenafem | mpm_ref (B-splines) | arenafem / mpm_ref |")
+print("|---|---|---|---|---|---|")
+for scene, basis, name, o, p in rows:
+    print(f"| {scene} | {basis} | {name} | {o / 1e6:.2f} M/s | {p / 1e6:.2f} M/s | {o / p:.2f} |")
 EOF

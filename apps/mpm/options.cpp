@@ -18,6 +18,8 @@ bool parse_scene_flag(std::string_view flag, std::string_view value, SceneOption
     options.particles_per_cell = static_cast<int>(parse_integer(flag, value, 1, 8));
   } else if (flag == "--dt") {
     options.dt = parse_positive(flag, value);
+  } else if (flag == "--basis") {
+    options.basis = parse_basis(value);
   } else {
     return false;
   }
@@ -31,7 +33,9 @@ const char* scene_flags_help() {
          "  --resolution N            grid cells along each axis of the unit box\n"
          "                            (default 128 in 2D, 40 in 3D)\n"
          "  --particles-per-cell N    particles along each axis of a cell (default 2)\n"
-         "  --dt SECONDS              time step (default 0.4 dx / wave speed)\n";
+         "  --dt SECONDS              time step (default 0.4 dx / wave speed)\n"
+         "  --basis q1|bspline2       grid basis of the transfers: multilinear (default) or\n"
+         "                            quadratic B-splines\n";
 }
 
 CommandLine parse_command_line(std::span<const std::string_view> arguments,

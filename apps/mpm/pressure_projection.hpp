@@ -27,6 +27,7 @@
 #include <string>
 #include <utility>
 
+#include "apps/mpm/grid_nodes.hpp"
 #include "fem/bsr_matrix.hpp"
 #include "fem/field.hpp"
 #include "fem/integrate.hpp"
@@ -90,7 +91,7 @@ struct FluidMassForm {
 /// component of a node within `wall_layers` layers of a wall is held by the wall.
 template <int D>
 struct MarkUnknowns {
-  geometry::GridView<D> grid;
+  GridNodes<D> nodes;
   int wall_layers = 0;
   double min_mass = 0.0;
   memory::ArrayView<const double> mass;
@@ -98,11 +99,10 @@ struct MarkUnknowns {
   memory::ArrayView<std::uint8_t> fixed_pressure;
   AFEM_HOST_DEVICE void operator()(std::size_t n) const {
     const bool fluid = mass[n] > min_mass;
-    auto rest = static_cast<std::int32_t>(n);
+    double at[D];
+    nodes.position(static_cast<std::int32_t>(n), at);
     for (int d = 0; d < D; ++d) {
-      const std::int32_t index = rest % (grid.resolution[d] + 1);
-      rest /= grid.resolution[d] + 1;
-      const bool wall = index <= wall_layers || index >= grid.resolution[d] - wall_layers;
+      const bool wall = GridNodes<D>::wall_side(at[d], nodes.resolution[d], wall_layers) != 0;
       inverse_mass[n * D + static_cast<std::size_t>(d)] = fluid && !wall ? 1.0 / mass[n] : 0.0;
     }
     fixed_pressure[n] = fluid ? 0 : 1;
@@ -274,12 +274,13 @@ auto make_matrices(memory::Pool& pool, std::index_sequence<I...> /*components*/)
 
 /// Owns the divergence matrices B_d and their transposes ("BsrMatrix.*") and the pressure field
 /// (the next solve's initial guess) in the pool, with the grid's quadrature and restriction,
-/// until destroyed. project() borrows its scratch from the arena and gives it back.
-template <int D>
+/// until destroyed. project() borrows its scratch from the arena and gives it back. The pressure
+/// lives in `ScalarSpace` (Q1 or quadratic B-splines on the grid), the velocity in its vector
+/// counterpart.
+template <int D, class ScalarSpace>
 class PressureProjection {
 public:
   using Grid = geometry::Grid<D>;
-  using ScalarSpace = fem::LagrangeSpace<Grid, 1, 1>;
   using Domain = quadrature::Cells<Grid>;
 
   /// `wall_layers`: node layers along each wall whose normal velocity the wall holds;
@@ -291,6 +292,7 @@ public:
         min_mass_(min_mass),
         cells_(scalar.geometry()),
         quadrature_(cells_, 2, pool),
+        nodes_(grid_nodes(scalar)),
         restriction_(scalar, cells_, scratch),
         divergence_(detail::make_matrices(pool, std::make_index_sequence<D>{})),
         gradient_(detail::make_matrices(pool, std::make_index_sequence<D>{})),
@@ -328,10 +330,9 @@ public:
         memory::borrow_temporary<double>(scratch, nodes * D, "PressureProjection.product");
     auto policy = memory::arena_policy(scratch, "PressureProjection.thrust");
     const auto count = thrust::counting_iterator<std::size_t>(0);
-    thrust::for_each_n(
-        policy, count, nodes,
-        detail::MarkUnknowns<D>{pressure_.space().geometry().view(), wall_layers_, min_mass_,
-                                mass.view(), inverse_mass.view(), fixed.view()});
+    thrust::for_each_n(policy, count, nodes,
+                       detail::MarkUnknowns<D>{nodes_, wall_layers_, min_mass_, mass.view(),
+                                               inverse_mass.view(), fixed.view()});
     detail::ComponentMatrices<D> divergence;
     detail::ComponentMatrices<D> gradient;
     for (std::size_t d = 0; d < D; ++d) {
@@ -381,6 +382,7 @@ private:
   double min_mass_;
   Domain cells_;
   quadrature::RegularQuadrature<Domain> quadrature_;
+  GridNodes<D> nodes_;
   fem::SpaceRestriction<ScalarSpace, Domain> restriction_;
   std::array<fem::BsrMatrix<1>, D> divergence_;
   std::array<fem::BsrMatrix<1>, D> gradient_;

@@ -48,6 +48,19 @@ SceneKind parse_scene(std::string_view name) {
               "', expected sand_column, elastic_drop, dam_break or still_water");
 }
 
+std::string to_string(GridBasis basis) {
+  return basis == GridBasis::bspline2 ? "bspline2" : "q1";
+}
+
+GridBasis parse_basis(std::string_view name) {
+  for (const GridBasis basis : {GridBasis::q1, GridBasis::bspline2}) {
+    if (name == to_string(basis)) {
+      return basis;
+    }
+  }
+  throw Error("unknown basis '" + std::string(name) + "', expected q1 or bspline2");
+}
+
 namespace {
 
 /// Inside the scene's shape: an axis-aligned box or a ball.
@@ -100,6 +113,7 @@ Scene make_scene(const SceneOptions& options) {
   scene.dimension = options.dimension;
   scene.resolution = resolution;
   scene.particles_per_cell = options.particles_per_cell;
+  scene.basis = options.basis;
   scene.gravity = options.gravity ? -9.81 : 0.0;
   scene.walls = options.walls;
   const double dx = scene.cell_size();
@@ -134,6 +148,9 @@ Scene make_scene(const SceneOptions& options) {
   if (options.incompressible) {
     check(scene.material.kind == MaterialKind::fluid,
           "the " + to_string(options.kind) + " scene holds no fluid to make incompressible");
+    check(options.basis == GridBasis::q1,
+          "the incompressible fluid's pressure projection runs on the q1 basis only; "
+          "--basis bspline2 is for the weakly compressible fluid, sand and elastic scenes");
     scene.material.kind = MaterialKind::incompressible_fluid;
   }
   scene.dt = options.dt > 0.0 ? options.dt : 0.4 * dx / scene.material.wave_speed();

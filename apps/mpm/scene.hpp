@@ -23,6 +23,16 @@ std::string to_string(SceneKind kind);
 /// The scene named `name`; throws afem::Error listing the valid names otherwise.
 SceneKind parse_scene(std::string_view name);
 
+/// The grid's basis for the transfers: Q1 (multilinear hats on the vertices) or quadratic
+/// B-splines (on the cell centres; smooth across cell faces, the usual MPM kernel).
+enum class GridBasis { q1, bspline2 };
+
+/// The basis's name as the command line spells it.
+std::string to_string(GridBasis basis);
+
+/// The basis named `name`; throws afem::Error listing the valid names otherwise.
+GridBasis parse_basis(std::string_view name);
+
 /// What a user chooses about a scene; zeros mean the scene's defaults.
 struct SceneOptions {
   SceneKind kind = SceneKind::sand_column;
@@ -33,6 +43,7 @@ struct SceneOptions {
   bool gravity = true;          ///< -9.81 m/s^2 along y
   bool walls = true;            ///< the box walls stop material (the floor also holds sand)
   bool incompressible = false;  ///< fluid scenes: an incompressible fluid (pressure projection)
+  GridBasis basis = GridBasis::q1;
 };
 
 /// A scene ready to simulate: grid, material, boundary treatment, time step and the particles'
@@ -42,6 +53,7 @@ struct Scene {
   int dimension = 2;
   int resolution = 128;
   int particles_per_cell = 2;
+  GridBasis basis = GridBasis::q1;
   Material material;
   double gravity = -9.81;
   bool walls = true;

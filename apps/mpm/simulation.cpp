@@ -1,17 +1,20 @@
 // Simulation<D>: the MPM step. Compiled by nvcc in the CUDA build.
 #include "apps/mpm/simulation.hpp"
 
+#include "apps/mpm/grid_nodes.hpp"
 #include "apps/mpm/pressure_projection.hpp"
 
 #include <thrust/fill.h>
 #include <thrust/for_each.h>
 #include <thrust/iterator/counting_iterator.h>
 
+#include <array>
 #include <cmath>
 #include <memory>
 #include <span>
 #include <string>
 
+#include "fem/bspline_space.hpp"
 #include "fem/field.hpp"
 #include "fem/integrate.hpp"
 #include "fem/interpolate.hpp"
@@ -145,7 +148,7 @@ struct MomentumForm {
 /// Grid velocity from momentum and mass, gravity, and the walls.
 template <int D>
 struct UpdateGrid {
-  geometry::GridView<D> grid;
+  GridNodes<D> nodes;
   memory::ArrayView<const double> mass;
   memory::ArrayView<double> velocity;  ///< momentum on entry
   double gravity_dt = 0.0;
@@ -163,18 +166,17 @@ struct UpdateGrid {
       v[1] += gravity_dt;
     }
     if (walls) {
-      std::int32_t rest = node;
+      double at[D];
+      nodes.position(node, at);
       for (int d = 0; d < D; ++d) {
-        const std::int32_t layers = grid.resolution[d] + 1;
-        const std::int32_t index = rest % layers;
-        rest /= layers;
-        if (index <= wall_cells && v[d] < 0.0) {
+        const int wall = GridNodes<D>::wall_side(at[d], nodes.resolution[d], wall_cells);
+        if (wall < 0 && v[d] < 0.0) {
           if (d == 1 && sticky_floor) {
             v.setZero();
           } else {
             v[d] = 0.0;
           }
-        } else if (index >= grid.resolution[d] - wall_cells && v[d] > 0.0) {
+        } else if (wall > 0 && v[d] > 0.0) {
           v[d] = 0.0;
         }
       }
@@ -298,25 +300,56 @@ std::vector<T> download(memory::Pool& pool, memory::ArrayView<const T> values) {
 
 namespace detail {
 
-/// Everything a Simulation<D> owns, and the step's parts.
+/// The spaces of the Q1 grid: vertices carry the mass and velocity.
+template <int D>
+struct Q1Spaces {
+  using Scalar = fem::LagrangeSpace<geometry::Grid<D>, 1, 1>;
+  using Vector = fem::LagrangeSpace<geometry::Grid<D>, 1, D>;
+  /// The grid whose vertices are the nodes (for output).
+  static geometry::Grid<D> node_grid(const geometry::Grid<D>& grid) { return grid; }
+};
+
+/// The spaces of quadratic B-splines: cell centres and a ghost layer carry them.
+template <int D>
+struct BSplineSpaces {
+  using Scalar = fem::BSplineSpace<geometry::Grid<D>, 1>;
+  using Vector = fem::BSplineSpace<geometry::Grid<D>, D>;
+  static geometry::Grid<D> node_grid(const geometry::Grid<D>& grid) {
+    std::array<double, D> origin{};
+    std::array<double, D> size{};
+    std::array<std::int32_t, D> resolution{};
+    for (std::size_t d = 0; d < D; ++d) {
+      size[d] = grid.view().cell_size[d];
+      origin[d] = grid.view().origin[d] - 0.5 * size[d];
+      resolution[d] = grid.view().resolution[d] + 1;
+    }
+    return geometry::Grid<D>(origin, size, resolution);
+  }
+};
+
+/// What a Simulation<D> owns whatever its grid basis: the scene, the grid and the particles.
 template <int D>
 class SimulationState {
 public:
   using Grid = geometry::Grid<D>;
-  using ScalarSpace = fem::LagrangeSpace<Grid, 1, 1>;
-  using VectorSpace = fem::LagrangeSpace<Grid, 1, D>;
 
   SimulationState(const Scene& scene, memory::Pool& pool, memory::Arena& step_arena);
-  void rebin();
-  void particle_to_grid();
-  void update_grid();
-  void grid_to_particle();
-  [[nodiscard]] ParticleState particles() const;
-  [[nodiscard]] GridState grid_state() const;
+  SimulationState(const SimulationState&) = delete;
+  SimulationState& operator=(const SimulationState&) = delete;
+  SimulationState(SimulationState&&) = delete;
+  SimulationState& operator=(SimulationState&&) = delete;
+  virtual ~SimulationState() = default;
 
-  /// Grid velocity = momentum / mass + gravity_dt along y, with the walls (velocity_ holds the
-  /// momentum on entry).
-  void apply_grid_velocity(double gravity_dt);
+  virtual void rebin() = 0;
+  virtual void particle_to_grid() = 0;
+  virtual void update_grid() = 0;
+  virtual void grid_to_particle() = 0;
+  [[nodiscard]] virtual GridState grid_state() const = 0;
+  [[nodiscard]] virtual std::int32_t active_cell_count() const = 0;
+  [[nodiscard]] virtual std::int32_t outside_count() const = 0;
+  [[nodiscard]] virtual geometry::MeshData grid_mesh() const = 0;
+  [[nodiscard]] ParticleState particles() const;
+
   /// Nodes with at most this mass take no velocity.
   [[nodiscard]] double min_grid_mass() const {
     return 1e-12 * scene_.material.density * std::pow(scene_.cell_size(), D);
@@ -333,8 +366,38 @@ public:
   memory::Temporary<double> affine_;
   memory::Temporary<double> deformation_;
   memory::Temporary<double> volumes_;
+  ProjectionResult pressure_solve_;
+};
+
+/// The step on the grid spaces `Spaces` (Q1Spaces or BSplineSpaces).
+template <int D, class Spaces>
+class SimulationOn final : public SimulationState<D> {
+public:
+  using Grid = geometry::Grid<D>;
+  using ScalarSpace = typename Spaces::Scalar;
+  using VectorSpace = typename Spaces::Vector;
+
+  SimulationOn(const Scene& scene, memory::Pool& pool, memory::Arena& step_arena);
+  void rebin() override;
+  void particle_to_grid() override;
+  void update_grid() override;
+  void grid_to_particle() override;
+  [[nodiscard]] GridState grid_state() const override;
+  [[nodiscard]] std::int32_t active_cell_count() const override {
+    return active_partition_.cell_count();
+  }
+  [[nodiscard]] std::int32_t outside_count() const override { return quadrature_.outside_count(); }
+  [[nodiscard]] geometry::MeshData grid_mesh() const override {
+    return Spaces::node_grid(this->grid_).to_mesh_data();
+  }
+
+  /// Grid velocity = momentum / mass + gravity_dt along y, with the walls (velocity_ holds the
+  /// momentum on entry).
+  void apply_grid_velocity(double gravity_dt);
+
   ScalarSpace scalar_space_;
   VectorSpace vector_space_;
+  GridNodes<D> nodes_;
   geometry::CellBasedGeometryPartition<Grid> active_partition_;
   quadrature::Cells<Grid> active_cells_;
   fem::SpaceRestriction<ScalarSpace, quadrature::Cells<Grid>> scalar_restriction_;
@@ -342,8 +405,7 @@ public:
   fem::DiscreteField<ScalarSpace> mass_;
   fem::DiscreteField<VectorSpace> velocity_;
   quadrature::PicQuadrature<Grid> quadrature_;
-  std::unique_ptr<PressureProjection<D>> projection_;  ///< the incompressible fluid's
-  ProjectionResult pressure_solve_;
+  std::unique_ptr<PressureProjection<D, ScalarSpace>> projection_;  ///< the incompressible fluid's
 };
 
 }  // namespace detail
@@ -363,34 +425,41 @@ detail::SimulationState<D>::SimulationState(const Scene& scene, memory::Pool& po
       deformation_(detail::upload(
           pool, detail::isotropic_matrices<D>(scene.particle_count(), scene.volume_ratios),
           "Mpm.deformation")),
-      volumes_(detail::upload(pool, scene.volumes, "Mpm.volumes")),
-      scalar_space_(grid_, pool, step_arena),
-      vector_space_(grid_, pool, step_arena),
-      active_partition_(grid_, pool, {.max_cells = grid_.cell_count(), .sides = false}),
+      volumes_(detail::upload(pool, scene.volumes, "Mpm.volumes")) {}
+
+template <int D, class Spaces>
+detail::SimulationOn<D, Spaces>::SimulationOn(const Scene& scene, memory::Pool& pool,
+                                              memory::Arena& step_arena)
+    : SimulationState<D>(scene, pool, step_arena),
+      scalar_space_(this->grid_, pool, step_arena),
+      vector_space_(this->grid_, pool, step_arena),
+      nodes_(grid_nodes(vector_space_)),
+      active_partition_(this->grid_, pool, {.max_cells = this->grid_.cell_count(), .sides = false}),
       active_cells_(active_partition_),
       scalar_restriction_(scalar_space_, active_cells_, step_arena),
       vector_restriction_(vector_space_, active_cells_, step_arena),
       mass_(scalar_space_),
       velocity_(vector_space_),
-      quadrature_(active_cells_, pool, {.max_particles = particle_count_}),
+      quadrature_(active_cells_, pool, {.max_particles = this->particle_count_}),
       projection_(scene.material.kind == MaterialKind::incompressible_fluid
-                      ? std::make_unique<PressureProjection<D>>(scalar_space_, wall_cells,
-                                                                scene.material.density,
-                                                                min_grid_mass(), pool, step_arena)
+                      ? std::make_unique<PressureProjection<D, ScalarSpace>>(
+                            scalar_space_, wall_cells, scene.material.density,
+                            this->min_grid_mass(), pool, step_arena)
                       : nullptr) {
   pool.stream().synchronize();
 }
 
-template <int D>
-void detail::SimulationState<D>::rebin() {
-  memory::Arena& arena = *arena_;
-  const auto n = static_cast<std::size_t>(particle_count_);
+template <int D, class Spaces>
+void detail::SimulationOn<D, Spaces>::rebin() {
+  memory::Arena& arena = *this->arena_;
+  const auto n = static_cast<std::size_t>(this->particle_count_);
   {
     auto cells = memory::borrow_temporary<std::int32_t>(arena, n, "Mpm.particle_cells");
     auto coords = memory::borrow_temporary<double>(arena, n * D, "Mpm.particle_coords");
     auto mask = memory::borrow_temporary<std::uint8_t>(
-        arena, static_cast<std::size_t>(grid_.cell_count()), "Mpm.active_mask");
-    grid_.lookup(positions_.view(), geometry::LookupResult{cells.view(), coords.view()}, arena);
+        arena, static_cast<std::size_t>(this->grid_.cell_count()), "Mpm.active_mask");
+    this->grid_.lookup(this->positions_.view(), geometry::LookupResult{cells.view(), coords.view()},
+                       arena);
     auto policy = memory::arena_policy(arena, "Mpm.thrust");
     thrust::fill(policy, mask.view().begin(), mask.view().end(), std::uint8_t{0});
     thrust::for_each_n(policy, thrust::counting_iterator<std::size_t>(0), n,
@@ -399,57 +468,60 @@ void detail::SimulationState<D>::rebin() {
   }
   scalar_restriction_.rebuild(arena);
   vector_restriction_.rebuild(arena);
-  quadrature_.rebin(positions_.view(), volumes_.view(), arena);
+  quadrature_.rebin(this->positions_.view(), this->volumes_.view(), arena);
 }
 
-template <int D>
-void detail::SimulationState<D>::particle_to_grid() {
-  memory::Arena& arena = *arena_;
-  const auto n = static_cast<std::size_t>(particle_count_);
+template <int D, class Spaces>
+void detail::SimulationOn<D, Spaces>::particle_to_grid() {
+  memory::Arena& arena = *this->arena_;
+  const auto n = static_cast<std::size_t>(this->particle_count_);
   auto stress = memory::borrow_temporary<double>(arena, n * D * D, "Mpm.stress");
   {
     auto policy = memory::arena_policy(arena, "Mpm.thrust");
     thrust::for_each_n(policy, thrust::counting_iterator<std::size_t>(0), n,
-                       detail::ComputeStress<D>{MaterialView(scene_.material), deformation_.view(),
-                                                stress.view()});
+                       detail::ComputeStress<D>{MaterialView(this->scene_.material),
+                                                this->deformation_.view(), stress.view()});
   }
   fem::integrate(mass_.dofs(), quadrature_, scalar_restriction_,
-                 detail::MassForm{scene_.material.density}, arena);
-  fem::integrate(velocity_.dofs(), quadrature_, vector_restriction_,
-                 detail::MomentumForm<D>{velocities_.view(), affine_.view(),
-                                         stress.view(), scene_.material.density, scene_.dt},
-                 arena);
+                 detail::MassForm{this->scene_.material.density}, arena);
+  fem::integrate(
+      velocity_.dofs(), quadrature_, vector_restriction_,
+      detail::MomentumForm<D>{this->velocities_.view(), this->affine_.view(), stress.view(),
+                              this->scene_.material.density, this->scene_.dt},
+      arena);
 }
 
-template <int D>
-void detail::SimulationState<D>::update_grid() {
-  apply_grid_velocity(scene_.gravity * scene_.dt);
+template <int D, class Spaces>
+void detail::SimulationOn<D, Spaces>::update_grid() {
+  apply_grid_velocity(this->scene_.gravity * this->scene_.dt);
   if (projection_) {
     // Leaves the wall-held components and the nodes without fluid as they are.
     auto fraction = memory::borrow_temporary<double>(
-        *arena_, static_cast<std::size_t>(grid_.cell_count()), "Mpm.fluid_fraction");
-    auto policy = memory::arena_policy(*arena_, "Mpm.thrust");
+        *this->arena_, static_cast<std::size_t>(this->grid_.cell_count()), "Mpm.fluid_fraction");
+    auto policy = memory::arena_policy(*this->arena_, "Mpm.thrust");
     thrust::fill(policy, fraction.view().begin(), fraction.view().end(), 0.0);
     thrust::for_each_n(policy, thrust::counting_iterator<std::int32_t>(0),
                        active_cells_.element_count(),
                        detail::FluidFraction<typename quadrature::Cells<Grid>::View>{
                            quadrature_.view(), active_cells_.view(), fraction.view()});
-    pressure_solve_ = projection_->project(velocity_.dofs(), fraction.view(), scene_.dt, *arena_);
+    this->pressure_solve_ =
+        projection_->project(velocity_.dofs(), fraction.view(), this->scene_.dt, *this->arena_);
   }
 }
 
-template <int D>
-void detail::SimulationState<D>::apply_grid_velocity(double gravity_dt) {
-  auto policy = memory::arena_policy(*arena_, "Mpm.thrust");
-  thrust::for_each_n(policy, thrust::counting_iterator<std::int32_t>(0), vector_space_.node_count(),
-                     detail::UpdateGrid<D>{grid_.view(), mass_.dofs(), velocity_.dofs(), gravity_dt,
-                                           min_grid_mass(), scene_.walls, scene_.sticky_floor});
+template <int D, class Spaces>
+void detail::SimulationOn<D, Spaces>::apply_grid_velocity(double gravity_dt) {
+  auto policy = memory::arena_policy(*this->arena_, "Mpm.thrust");
+  thrust::for_each_n(
+      policy, thrust::counting_iterator<std::int32_t>(0), vector_space_.node_count(),
+      detail::UpdateGrid<D>{nodes_, mass_.dofs(), velocity_.dofs(), gravity_dt,
+                            this->min_grid_mass(), this->scene_.walls, this->scene_.sticky_floor});
 }
 
-template <int D>
-void detail::SimulationState<D>::grid_to_particle() {
-  memory::Arena& arena = *arena_;
-  const auto n = static_cast<std::size_t>(particle_count_);
+template <int D, class Spaces>
+void detail::SimulationOn<D, Spaces>::grid_to_particle() {
+  memory::Arena& arena = *this->arena_;
+  const auto n = static_cast<std::size_t>(this->particle_count_);
   // The particles' new velocities go to scratch first and every allocation comes before the one
   // kernel that writes the particle state, so an error (out of memory) leaves the particles as
   // they were. The particles take the grid velocity; their momentum is mapped back to the grid
@@ -459,37 +531,38 @@ void detail::SimulationState<D>::grid_to_particle() {
   auto gradients = memory::borrow_temporary<double>(arena, n * D * D, "Mpm.velocity_gradient");
   fem::interpolate(velocities.view(), quadrature_, detail::VelocityAt{}, arena, velocity_);
   fem::integrate(velocity_.dofs(), quadrature_, vector_restriction_,
-                 detail::RemapForm<D>{velocities.view(), scene_.material.density}, arena);
+                 detail::RemapForm<D>{velocities.view(), this->scene_.material.density}, arena);
   apply_grid_velocity(0.0);
   fem::interpolate(gradients.view(), quadrature_, detail::VelocityGradientAt{}, arena, velocity_);
-  const double dx = scene_.cell_size();
+  const double dx = this->scene_.cell_size();
   auto policy = memory::arena_policy(arena, "Mpm.thrust");
-  thrust::for_each_n(policy, thrust::counting_iterator<std::size_t>(0), n,
-                     detail::UpdateParticles<D>{
-                         MaterialView(scene_.material), gradients.view(), velocities.view(),
-                         positions_.view(), velocities_.view(), affine_.view(), deformation_.view(),
-                         scene_.dt, wall_cells * dx, 1.0 - wall_cells * dx});
+  thrust::for_each_n(
+      policy, thrust::counting_iterator<std::size_t>(0), n,
+      detail::UpdateParticles<D>{
+          MaterialView(this->scene_.material), gradients.view(), velocities.view(),
+          this->positions_.view(), this->velocities_.view(), this->affine_.view(),
+          this->deformation_.view(), this->scene_.dt, wall_cells * dx, 1.0 - wall_cells * dx});
 }
 
 template <int D>
 ParticleState detail::SimulationState<D>::particles() const {
-  memory::Pool& pool = *pool_;
+  memory::Pool& pool = *this->pool_;
   ParticleState state;
-  state.positions = detail::download<double>(pool, positions_.view());
-  state.velocities = detail::download<double>(pool, velocities_.view());
-  state.affine = detail::download<double>(pool, affine_.view());
-  state.deformation = detail::download<double>(pool, deformation_.view());
-  state.masses = detail::download<double>(pool, volumes_.view());
+  state.positions = detail::download<double>(pool, this->positions_.view());
+  state.velocities = detail::download<double>(pool, this->velocities_.view());
+  state.affine = detail::download<double>(pool, this->affine_.view());
+  state.deformation = detail::download<double>(pool, this->deformation_.view());
+  state.masses = detail::download<double>(pool, this->volumes_.view());
   pool.stream().synchronize();
   for (double& m : state.masses) {
-    m *= scene_.material.density;
+    m *= this->scene_.material.density;
   }
   return state;
 }
 
-template <int D>
-GridState detail::SimulationState<D>::grid_state() const {
-  memory::Pool& pool = *pool_;
+template <int D, class Spaces>
+GridState detail::SimulationOn<D, Spaces>::grid_state() const {
+  memory::Pool& pool = *this->pool_;
   GridState state;
   state.masses = detail::download<double>(pool, mass_.dofs());
   state.velocities = detail::download<double>(pool, velocity_.dofs());
@@ -499,7 +572,12 @@ GridState detail::SimulationState<D>::grid_state() const {
 
 template <int D>
 Simulation<D>::Simulation(const Scene& scene, memory::Pool& pool, memory::Arena& step_arena)
-    : state_(std::make_unique<detail::SimulationState<D>>(scene, pool, step_arena)) {}
+    : state_(scene.basis == GridBasis::bspline2
+                 ? std::unique_ptr<detail::SimulationState<D>>(
+                       std::make_unique<detail::SimulationOn<D, detail::BSplineSpaces<D>>>(
+                           scene, pool, step_arena))
+                 : std::make_unique<detail::SimulationOn<D, detail::Q1Spaces<D>>>(scene, pool,
+                                                                                  step_arena)) {}
 
 template <int D>
 Simulation<D>::~Simulation() = default;
@@ -556,12 +634,12 @@ double Simulation<D>::time() const {
 
 template <int D>
 std::int32_t Simulation<D>::active_cell_count() const {
-  return state_->active_partition_.cell_count();
+  return state_->active_cell_count();
 }
 
 template <int D>
 std::int32_t Simulation<D>::outside_count() const {
-  return state_->quadrature_.outside_count();
+  return state_->outside_count();
 }
 
 template <int D>
@@ -572,7 +650,7 @@ PressureSolve Simulation<D>::pressure_solve() const {
 
 template <int D>
 geometry::MeshData Simulation<D>::grid_mesh() const {
-  return state_->grid_.to_mesh_data();
+  return state_->grid_mesh();
 }
 
 template <int D>

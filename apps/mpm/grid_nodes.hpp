@@ -1,0 +1,60 @@
+#pragma once
+
+/// @file
+/// GridNodes<D>: where the nodes of an MPM grid space sit, so that the walls can find the nodes
+/// they hold: Q1 nodes at the grid's vertices, quadratic B-spline nodes at the cell centres and
+/// one ghost layer around the grid.
+
+#include <cstdint>
+
+#include "fem/bspline_space.hpp"
+#include "fem/space.hpp"
+#include "geometry/grid.hpp"
+#include "memory/config.hpp"
+
+namespace afem::apps::mpm {
+
+/// A lattice of layers[d] nodes along axis d, numbered with the first axis fastest; node k along
+/// axis d sits k + offset cells from the grid's origin.
+template <int D>
+struct GridNodes {
+  std::int32_t resolution[D] = {};  ///< the grid's cells along each axis
+  std::int32_t layers[D] = {};
+  double offset = 0.0;
+
+  /// The position of `node` along each axis, in cells from the origin.
+  AFEM_HOST_DEVICE void position(std::int32_t node, double (&at)[D]) const {
+    for (int d = 0; d < D; ++d) {
+      at[d] = (node % layers[d]) + offset;
+      node /= layers[d];
+    }
+  }
+  /// Whether a node `at` cells from the origin along an axis of `cells` cells is within `layers`
+  /// cells of the low (-1) or high (+1) wall; 0 otherwise.
+  AFEM_HOST_DEVICE static int wall_side(double at, std::int32_t cells, int wall_layers) {
+    return at <= wall_layers ? -1 : (at >= cells - wall_layers ? 1 : 0);
+  }
+};
+
+template <int D, int C>
+GridNodes<D> grid_nodes(const fem::LagrangeSpace<geometry::Grid<D>, 1, C>& space) {
+  GridNodes<D> nodes;
+  for (int d = 0; d < D; ++d) {
+    nodes.resolution[d] = space.geometry().view().resolution[d];
+    nodes.layers[d] = nodes.resolution[d] + 1;
+  }
+  return nodes;
+}
+
+template <int D, int C>
+GridNodes<D> grid_nodes(const fem::BSplineSpace<geometry::Grid<D>, C>& space) {
+  GridNodes<D> nodes;
+  for (int d = 0; d < D; ++d) {
+    nodes.resolution[d] = space.geometry().view().resolution[d];
+    nodes.layers[d] = space.node_layers(d);
+  }
+  nodes.offset = -0.5;
+  return nodes;
+}
+
+}  // namespace afem::apps::mpm
