@@ -73,9 +73,8 @@ private:
     }
   }
   template <int... Node>
-  AFEM_HOST_DEVICE static AFEM_INLINE void tensor_values(const double (&line)[D][3],
-                                                         double* values,
-                                                         std::integer_sequence<int, Node...> /*n*/) {
+  AFEM_HOST_DEVICE static AFEM_INLINE void tensor_values(
+      const double (&line)[D][3], double* values, std::integer_sequence<int, Node...> /*n*/) {
     ((values[Node] = tensor_value<Node>(line)), ...);
   }
   template <int Node>
@@ -90,18 +89,18 @@ private:
   AFEM_HOST_DEVICE static AFEM_INLINE void tensor_gradients(
       const double (&line)[D][3], const double (&slope)[D][3], double* gradients,
       std::integer_sequence<int, Node...> /*n*/) {
-    (tensor_gradient<Node>(line, slope, &gradients[Node * D]), ...);
+    (tensor_gradient<Node>(line, slope, gradients), ...);
   }
   template <int Node>
   AFEM_HOST_DEVICE static AFEM_INLINE void tensor_gradient(const double (&line)[D][3],
                                                            const double (&slope)[D][3],
-                                                           double* gradient) {
+                                                           double* gradients) {
     for (int d = 0; d < D; ++d) {
       double g = 1.0;
       for (int e = 0; e < D; ++e) {
         g *= e == d ? slope[e][node_offset(Node, e)] : line[e][node_offset(Node, e)];
       }
-      gradient[d] = g;
+      gradients[Node * D + d] = g;
     }
   }
 };

@@ -197,9 +197,9 @@ private:
   /// Tensor-product values and gradients node by node, unrolled at compile time so that each
   /// node's levels are constants.
   template <int... Node>
-  AFEM_HOST_DEVICE static AFEM_INLINE void tensor_values(const double (&line)[dimension][3],
-                                                         double* values,
-                                                         std::integer_sequence<int, Node...> /*n*/) {
+  AFEM_HOST_DEVICE static AFEM_INLINE void tensor_values(
+      const double (&line)[dimension][3], double* values,
+      std::integer_sequence<int, Node...> /*n*/) {
     ((values[Node] = tensor_value<Node>(line)), ...);
   }
   template <int Node>
@@ -215,19 +215,19 @@ private:
   AFEM_HOST_DEVICE static AFEM_INLINE void tensor_gradients(
       const double (&line)[dimension][3], const double (&slope)[dimension][3], double* gradients,
       std::integer_sequence<int, Node...> /*n*/) {
-    (tensor_gradient<Node>(line, slope, &gradients[Node * dimension]), ...);
+    (tensor_gradient<Node>(line, slope, gradients), ...);
   }
   template <int Node>
   AFEM_HOST_DEVICE static AFEM_INLINE void tensor_gradient(const double (&line)[dimension][3],
                                                            const double (&slope)[dimension][3],
-                                                           double* gradient) {
+                                                           double* gradients) {
     constexpr Levels level = node_levels(Node);
     for (int d = 0; d < dimension; ++d) {
       double g = 1.0;
       for (int e = 0; e < dimension; ++e) {
         g *= e == d ? slope[e][level.at[e]] : line[e][level.at[e]];
       }
-      gradient[d] = g;
+      gradients[Node * dimension + d] = g;
     }
   }
   AFEM_HOST_DEVICE static void barycentric(const Coords& xi, double* lambda) {

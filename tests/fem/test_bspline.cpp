@@ -131,7 +131,8 @@ TYPED_TEST(BSplineSpaceTest, NumbersTheCellCentresAndOneGhostLayer) {
     grid.view().cell_grid_index(cell, index);
     std::set<std::int32_t> distinct;
     for (int k = 0; k < npc; ++k) {
-      const std::int32_t node = cell_nodes[static_cast<std::size_t>(cell * npc + k)];
+      const std::int32_t node =
+          cell_nodes[static_cast<std::size_t>(cell) * npc + static_cast<std::size_t>(k)];
       distinct.insert(node);
       std::int32_t rest = node;
       for (int d = 0; d < dim; ++d) {  // lattice index = cell index + offset
@@ -288,7 +289,8 @@ TYPED_TEST(BSplineSpaceTest, ParticleToGridToParticleConservesMassAndMomentum) {
   for (std::size_t p = 0; p < count; ++p) {
     particle_mass += density * volumes[p];
     for (int d = 0; d < dim; ++d) {
-      particle_momentum[d] += density * volumes[p] * velocities[p * dim + static_cast<std::size_t>(d)];
+      particle_momentum[d] +=
+          density * volumes[p] * velocities[p * dim + static_cast<std::size_t>(d)];
     }
   }
   double total_mass = 0.0;
