@@ -98,20 +98,19 @@ public:
     const typename G::View grid = grid_->view();
     auto policy = memory::arena_policy(scratch, "BSplineSpace.thrust");
     // Node (a_0, a_1, ...) of cell (i_0, i_1, ...) is lattice node (i_0 + a_0, i_1 + a_1, ...).
-    thrust::for_each_n(policy, thrust::counting_iterator<std::int32_t>(0), grid.cell_count(),
-                       [=] AFEM_HOST_DEVICE(std::int32_t cell) {
-                         std::int32_t index[dim];
-                         grid.cell_grid_index(cell, index);
-                         for (int k = 0; k < npc; ++k) {
-                           std::int32_t node = 0;
-                           for (int d = dim - 1; d >= 0; --d) {
-                             node = node * (grid.resolution[d] + 2) + index[d] +
-                                    Element::node_offset(k, d);
-                           }
-                           cell_nodes[static_cast<std::size_t>(cell) * npc +
-                                      static_cast<std::size_t>(k)] = node;
-                         }
-                       });
+    thrust::for_each_n(
+        policy, thrust::counting_iterator<std::int32_t>(0), grid.cell_count(),
+        [=] AFEM_HOST_DEVICE(std::int32_t cell) {
+          std::int32_t index[dim];
+          grid.cell_grid_index(cell, index);
+          for (int k = 0; k < npc; ++k) {
+            std::int32_t node = 0;
+            for (int d = dim - 1; d >= 0; --d) {
+              node = node * (grid.resolution[d] + 2) + index[d] + Element::node_offset(k, d);
+            }
+            cell_nodes[static_cast<std::size_t>(cell) * npc + static_cast<std::size_t>(k)] = node;
+          }
+        });
     // The cell of a node: the one it is centred in, or the nearest one for ghost nodes.
     thrust::for_each_n(policy, thrust::counting_iterator<std::int32_t>(0), node_count_,
                        [=] AFEM_HOST_DEVICE(std::int32_t node) {

@@ -231,8 +231,7 @@ AFEM_HOST_DEVICE void add_pairs(double* block, const Sample<D>& s, const TestBas
       const ShapeFunction<D, B> v{test.value[i], test.gradient[i], ci, -1, test_nodes.x[i]};
       for (int j = 0; j < nu; ++j) {
         for (int cj = 0; cj < B; ++cj) {
-          const ShapeFunction<D, B> u{trial.value[j], trial.gradient[j], cj, -1,
-                                      trial_nodes.x[j]};
+          const ShapeFunction<D, B> u{trial.value[j], trial.gradient[j], cj, -1, trial_nodes.x[j]};
           block[((i * nu + j) * B + ci) * B + cj] +=
               s.weight * static_cast<double>(pack.call(integrand, s, v, u));
         }
@@ -254,8 +253,8 @@ AFEM_HOST_DEVICE void add_point(double* block, const Sample<D>& s,
   if constexpr (std::is_same_v<TestElement, TrialElement>) {
     add_pairs<B>(block, s, test_basis, test_nodes, test_basis, trial_nodes, integrand, pack);
   } else {
-    add_pairs<B>(block, s, test_basis, test_nodes,
-                 basis_at<TrialElement, Tabulated>(s, trial_rows), trial_nodes, integrand, pack);
+    add_pairs<B>(block, s, test_basis, test_nodes, basis_at<TrialElement, Tabulated>(s, trial_rows),
+                 trial_nodes, integrand, pack);
   }
 }
 
@@ -285,33 +284,32 @@ void element_matrices(memory::ArrayView<double> out, const Q& quadrature,
   const memory::ArrayView<const double> map_rows = geometry_rows.view();
   const memory::ArrayView<const double> test_rows = test_table.view();
   const memory::ArrayView<const double> trial_rows = trial_table.view();
-  thrust::for_each_n(policy, thrust::counting_iterator<std::int32_t>(0), elements,
-                     [=] AFEM_HOST_DEVICE(std::int32_t e) {
-                       // Small element matrices are summed in registers/stack and written once.
-                       constexpr int size = nt * nu * B * B;
-                       constexpr bool on_stack = size <= 1024;
-                       double local[on_stack ? size : 1];
-                       double* block = on_stack ? local : &out[static_cast<std::size_t>(e) * size];
-                       for (int i = 0; i < size; ++i) {
-                         block[i] = 0.0;
-                       }
-                       const ElementSamples<decltype(domain), decltype(q), map_table> samples(
-                           domain, q, map_rows, e);
-                       const std::int32_t cell = domain.element_cell(e);
-                       const NodePositions<TestElement, GView> test_nodes(domain.geometry, cell);
-                       const NodePositions<TrialElement, GView> trial_nodes(domain.geometry, cell);
-                       for (std::int32_t p = 0; p < q.point_count(e); ++p) {
-                         add_point<B, TestElement, TrialElement, tabulated>(
-                             block, samples(p), test_rows, trial_rows, test_nodes, trial_nodes,
-                             integrand, pack);
-                       }
-                       if constexpr (on_stack) {
-                         for (int i = 0; i < size; ++i) {
-                           out[static_cast<std::size_t>(e) * size + static_cast<std::size_t>(i)] =
-                               local[i];
-                         }
-                       }
-                     });
+  thrust::for_each_n(
+      policy, thrust::counting_iterator<std::int32_t>(0), elements,
+      [=] AFEM_HOST_DEVICE(std::int32_t e) {
+        // Small element matrices are summed in registers/stack and written once.
+        constexpr int size = nt * nu * B * B;
+        constexpr bool on_stack = size <= 1024;
+        double local[on_stack ? size : 1];
+        double* block = on_stack ? local : &out[static_cast<std::size_t>(e) * size];
+        for (int i = 0; i < size; ++i) {
+          block[i] = 0.0;
+        }
+        const ElementSamples<decltype(domain), decltype(q), map_table> samples(domain, q, map_rows,
+                                                                               e);
+        const std::int32_t cell = domain.element_cell(e);
+        const NodePositions<TestElement, GView> test_nodes(domain.geometry, cell);
+        const NodePositions<TrialElement, GView> trial_nodes(domain.geometry, cell);
+        for (std::int32_t p = 0; p < q.point_count(e); ++p) {
+          add_point<B, TestElement, TrialElement, tabulated>(
+              block, samples(p), test_rows, trial_rows, test_nodes, trial_nodes, integrand, pack);
+        }
+        if constexpr (on_stack) {
+          for (int i = 0; i < size; ++i) {
+            out[static_cast<std::size_t>(e) * size + static_cast<std::size_t>(i)] = local[i];
+          }
+        }
+      });
 }
 
 /// Sums weight * f(sample, fields...) over the domain into `total` (ValueTraits<Result>::size
@@ -470,8 +468,7 @@ void integrate(memory::ArrayView<double> vector, const Q& quadrature, const Test
         }
         const detail::ElementSamples<decltype(domain), decltype(q), map_table> samples(domain, q,
                                                                                        map_rows, e);
-        const detail::NodePositions<Element, GView> nodes(domain.geometry,
-                                                          domain.element_cell(e));
+        const detail::NodePositions<Element, GView> nodes(domain.geometry, domain.element_cell(e));
         for (std::int32_t p = 0; p < q.point_count(e); ++p) {
           const Sample<dim> s = samples(p);
           const auto basis = detail::basis_at<Element, tabulated>(s, rows);
