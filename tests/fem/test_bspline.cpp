@@ -16,6 +16,7 @@
 #include "fem/integrate.hpp"
 #include "fem/interpolate.hpp"
 #include "fem/space_restriction.hpp"
+#include "field_at.hpp"
 #include "geometry/grid.hpp"
 #include "quadrature/pic_quadrature.hpp"
 #include "support/backend.hpp"
@@ -34,19 +35,6 @@ double spline_slope(double t) {
   const double sign = t < 0.0 ? -1.0 : 1.0;
   return a <= 0.5 ? -2.0 * t : (a <= 1.5 ? -sign * (1.5 - a) : 0.0);
 }
-
-struct ValueAt {
-  template <class S, class Field>
-  AFEM_HOST_DEVICE auto operator()(const S& s, const Field& u) const {
-    return u.value(s);
-  }
-};
-struct GradientAt {
-  template <class S, class Field>
-  AFEM_HOST_DEVICE auto operator()(const S& s, const Field& u) const {
-    return u.grad(s);
-  }
-};
 
 /// The field x_axis (interpolating it sets each coefficient to its node centre's coordinate).
 struct Coordinate {
@@ -76,6 +64,58 @@ struct MomentumForm {
   }
 };
 
+/// Particles everywhere in the box [-0.5, 0.5]^dim of n cells of size h per axis: at cell corners
+/// (the box's included), on cell faces, and at random points.
+std::vector<double> particle_positions(int dim, int n, double h) {
+  std::vector<double> positions;
+  std::mt19937 random(31);
+  std::uniform_real_distribution<double> unit(0.0, 1.0);
+  std::uniform_int_distribution<int> plane(0, n);
+  for (int i = 0; i < 300; ++i) {
+    for (int d = 0; d < dim; ++d) {
+      const bool on_plane = i < 40 || (i < 100 && d == i % dim);
+      positions.push_back(-0.5 + (on_plane ? plane(random) * h : unit(random)));
+    }
+  }
+  return positions;
+}
+
+/// The particles of particle_positions() binned on a grid, and a scalar field's value and
+/// gradient at them copied to the host.
+template <class G>
+struct ParticleProbe {
+  static constexpr int dim = G::dimension;
+  std::vector<double> positions;
+  std::size_t count = 0;
+  memory::Temporary<double> x;
+  memory::Temporary<double> measure;
+  memory::Temporary<double> values;
+  memory::Temporary<double> gradients;
+  quadrature::PicQuadrature<G> pic;
+
+  ParticleProbe(const G& grid, memory::Pool& pool, memory::Arena& arena)
+      : positions(particle_positions(dim, grid.view().resolution[0], grid.view().cell_size[0])),
+        count(positions.size() / dim),
+        x(memory::borrow_temporary<double>(pool, positions.size(), "test.positions")),
+        measure(memory::borrow_temporary<double>(pool, count, "test.measures")),
+        values(memory::borrow_temporary<double>(pool, count, "test.values")),
+        gradients(memory::borrow_temporary<double>(pool, count * dim, "test.gradients")),
+        pic(grid, pool) {
+    test::copy_to_device(x.view(), positions);
+    test::copy_to_device(measure.view(), std::vector<double>(count, 1e-3));
+    pic.rebin(x.view(), measure.view(), arena);
+  }
+
+  template <class Field>
+  void sample(const Field& field, memory::Arena& arena, std::vector<double>& value,
+              std::vector<double>& gradient) {
+    interpolate(values.view(), pic, test::ValueAt{}, arena, field);
+    interpolate(gradients.view(), pic, test::GradientAt{}, arena, field);
+    value = test::copy_to_host(memory::ArrayView<const double>(values.view()));
+    gradient = test::copy_to_host(memory::ArrayView<const double>(gradients.view()));
+  }
+};
+
 template <class G>
 class BSplineSpaceTest : public test::BackendTest {
 protected:
@@ -93,23 +133,6 @@ protected:
       resolution[d] = n;
     }
     return G(origin, size, resolution);
-  }
-
-  /// Particles everywhere in the box [-0.5, 0.5]^D: at cell corners (the box's included), on
-  /// cell faces, and at random points.
-  static std::vector<double> particle_positions() {
-    constexpr int dim = G::dimension;
-    std::vector<double> positions;
-    std::mt19937 random(31);
-    std::uniform_real_distribution<double> unit(0.0, 1.0);
-    std::uniform_int_distribution<int> plane(0, n);
-    for (int i = 0; i < 300; ++i) {
-      for (int d = 0; d < dim; ++d) {
-        const bool on_plane = i < 40 || (i < 100 && d == i % dim);
-        positions.push_back(-0.5 + (on_plane ? plane(random) * h : unit(random)));
-      }
-    }
-    return positions;
   }
 };
 
@@ -152,19 +175,11 @@ TYPED_TEST(BSplineSpaceTest, SumsToOneAndReproducesLinearFieldsAtParticles) {
   constexpr int dim = TypeParam::dimension;
   const TypeParam grid = this->make_grid();
   const BSplineSpace<TypeParam> space(grid, *this->pool_, *this->arena_);
-  const std::vector<double> positions = this->particle_positions();
-  const std::size_t count = positions.size() / dim;
-  auto x = memory::borrow_temporary<double>(*this->pool_, positions.size(), "test.positions");
-  auto measure = memory::borrow_temporary<double>(*this->pool_, count, "test.measures");
-  test::copy_to_device(x.view(), positions);
-  test::copy_to_device(measure.view(), std::vector<double>(count, 1e-3));
-  quadrature::PicQuadrature pic(grid, *this->pool_);
-  pic.rebin(x.view(), measure.view(), *this->arena_);
-  ASSERT_EQ(pic.outside_count(), 0);
-
+  ParticleProbe<TypeParam> probe(grid, *this->pool_, *this->arena_);
+  ASSERT_EQ(probe.pic.outside_count(), 0);
+  const std::vector<double>& positions = probe.positions;
+  const std::size_t count = probe.count;
   DiscreteField field(space);
-  auto values = memory::borrow_temporary<double>(*this->pool_, count, "test.values");
-  auto gradients = memory::borrow_temporary<double>(*this->pool_, count * dim, "test.gradients");
   // axis -1: every coefficient 1 (partition of unity); axis d: the field x_d.
   for (int axis = -1; axis < dim; ++axis) {
     if (axis < 0) {
@@ -173,10 +188,9 @@ TYPED_TEST(BSplineSpaceTest, SumsToOneAndReproducesLinearFieldsAtParticles) {
     } else {
       interpolate(field, Coordinate{axis}, *this->arena_);
     }
-    interpolate(values.view(), pic, ValueAt{}, *this->arena_, field);
-    interpolate(gradients.view(), pic, GradientAt{}, *this->arena_, field);
-    const auto value = test::copy_to_host(memory::ArrayView<const double>(values.view()));
-    const auto gradient = test::copy_to_host(memory::ArrayView<const double>(gradients.view()));
+    std::vector<double> value;
+    std::vector<double> gradient;
+    probe.sample(field, *this->arena_, value, gradient);
     for (std::size_t i = 0; i < count; ++i) {
       const double expected = axis < 0 ? 1.0 : positions[i * dim + static_cast<std::size_t>(axis)];
       EXPECT_NEAR(value[i], expected, 1e-13) << "particle " << i << " field " << axis;
@@ -193,18 +207,10 @@ TYPED_TEST(BSplineSpaceTest, BasisFunctionsMatchTheClosedForm) {
   constexpr int layers = TestFixture::n + 2;
   const TypeParam grid = this->make_grid();
   const BSplineSpace<TypeParam> space(grid, *this->pool_, *this->arena_);
-  const std::vector<double> positions = this->particle_positions();
-  const std::size_t count = positions.size() / dim;
-  auto x = memory::borrow_temporary<double>(*this->pool_, positions.size(), "test.positions");
-  auto measure = memory::borrow_temporary<double>(*this->pool_, count, "test.measures");
-  test::copy_to_device(x.view(), positions);
-  test::copy_to_device(measure.view(), std::vector<double>(count, 1e-3));
-  quadrature::PicQuadrature pic(grid, *this->pool_);
-  pic.rebin(x.view(), measure.view(), *this->arena_);
-
+  ParticleProbe<TypeParam> probe(grid, *this->pool_, *this->arena_);
+  const std::vector<double>& positions = probe.positions;
+  const std::size_t count = probe.count;
   DiscreteField field(space);
-  auto values = memory::borrow_temporary<double>(*this->pool_, count, "test.values");
-  auto gradients = memory::borrow_temporary<double>(*this->pool_, count * dim, "test.gradients");
   // A ghost node in a corner, a ghost node on a face, and interior nodes.
   for (const int lattice : {0, 1, 2, layers - 2}) {
     std::int32_t node = 0;
@@ -217,10 +223,9 @@ TYPED_TEST(BSplineSpaceTest, BasisFunctionsMatchTheClosedForm) {
     std::vector<double> dofs(static_cast<std::size_t>(space.node_count()), 0.0);
     dofs[static_cast<std::size_t>(node)] = 1.0;
     test::copy_to_device(field.dofs(), dofs);
-    interpolate(values.view(), pic, ValueAt{}, *this->arena_, field);
-    interpolate(gradients.view(), pic, GradientAt{}, *this->arena_, field);
-    const auto value = test::copy_to_host(memory::ArrayView<const double>(values.view()));
-    const auto gradient = test::copy_to_host(memory::ArrayView<const double>(gradients.view()));
+    std::vector<double> value;
+    std::vector<double> gradient;
+    probe.sample(field, *this->arena_, value, gradient);
     int inside_support = 0;
     for (std::size_t i = 0; i < count; ++i) {
       double t[dim];
@@ -252,7 +257,7 @@ TYPED_TEST(BSplineSpaceTest, ParticleToGridToParticleConservesMassAndMomentum) {
   const quadrature::Cells<TypeParam> cells(grid);
   const SpaceRestriction scalar_cells(scalar, cells, *this->arena_);
   const SpaceRestriction vector_cells(vector, cells, *this->arena_);
-  const std::vector<double> positions = this->particle_positions();
+  const std::vector<double> positions = particle_positions(dim, TestFixture::n, TestFixture::h);
   const std::size_t count = positions.size() / dim;
   std::mt19937 random(5);
   std::uniform_real_distribution<double> volume(1e-4, 3e-4);
@@ -318,7 +323,7 @@ TYPED_TEST(BSplineSpaceTest, ParticleToGridToParticleConservesMassAndMomentum) {
   }
   test::copy_to_device(momentum.dofs(), grid_momentum);
   auto new_velocity = memory::borrow_temporary<double>(*this->pool_, count * dim, "test.new");
-  interpolate(new_velocity.view(), pic, ValueAt{}, *this->arena_, momentum);
+  interpolate(new_velocity.view(), pic, test::ValueAt{}, *this->arena_, momentum);
   const auto after = test::copy_to_host(memory::ArrayView<const double>(new_velocity.view()));
   for (int d = 0; d < dim; ++d) {
     double sum = 0.0;

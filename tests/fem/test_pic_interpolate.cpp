@@ -14,6 +14,7 @@
 #include "fem/field.hpp"
 #include "fem/interpolate.hpp"
 #include "fem/space.hpp"
+#include "field_at.hpp"
 #include "geometry/grid.hpp"
 #include "geometry/mesh.hpp"
 #include "quadrature/pic_quadrature.hpp"
@@ -100,20 +101,6 @@ struct Exact {
       }
       return value;
     }
-  }
-};
-
-struct ValueAt {
-  template <class S, class Field>
-  AFEM_HOST_DEVICE auto operator()(const S& s, const Field& u) const {
-    return u.value(s);
-  }
-};
-
-struct GradientAt {
-  template <class S, class Field>
-  AFEM_HOST_DEVICE auto operator()(const S& s, const Field& u) const {
-    return u.grad(s);
   }
 };
 
@@ -239,8 +226,8 @@ TYPED_TEST(PicInterpolateTest, ValuesAndGradientsAtParticlesMatchTheFieldEverywh
   auto values = memory::borrow_temporary<double>(*this->pool_, count * nc, "test.values");
   auto gradients =
       memory::borrow_temporary<double>(*this->pool_, count * nc * dim, "test.gradients");
-  interpolate(values.view(), pic, ValueAt{}, *this->arena_, field);
-  interpolate(gradients.view(), pic, GradientAt{}, *this->arena_, field);
+  interpolate(values.view(), pic, test::ValueAt{}, *this->arena_, field);
+  interpolate(gradients.view(), pic, test::GradientAt{}, *this->arena_, field);
   const auto value = test::copy_to_host(memory::ArrayView<const double>(values.view()));
   const auto gradient = test::copy_to_host(memory::ArrayView<const double>(gradients.view()));
 
