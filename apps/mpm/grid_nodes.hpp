@@ -15,12 +15,14 @@
 namespace afem::apps::mpm {
 
 /// A lattice of layers[d] nodes along axis d, numbered with the first axis fastest; node k along
-/// axis d sits k + offset cells from the grid's origin.
+/// axis d sits k + offset cells from the grid's origin, and its basis function reaches `reach`
+/// cells to either side.
 template <int D>
 struct GridNodes {
   std::int32_t resolution[D] = {};  ///< the grid's cells along each axis
   std::int32_t layers[D] = {};
   double offset = 0.0;
+  double reach = 1.0;
 
   /// The position of `node` along each axis, in cells from the origin.
   AFEM_HOST_DEVICE void position(std::int32_t node, double (&at)[D]) const {
@@ -29,10 +31,11 @@ struct GridNodes {
       node /= layers[d];
     }
   }
-  /// Whether a node `at` cells from the origin along an axis of `cells` cells is within `layers`
-  /// cells of the low (-1) or high (+1) wall; 0 otherwise.
-  AFEM_HOST_DEVICE static int wall_side(double at, std::int32_t cells, int wall_layers) {
-    return at <= wall_layers ? -1 : (at >= cells - wall_layers ? 1 : 0);
+  /// Whether the wall `wall_layers` cells inside the low (-1) or high (+1) end of an axis of
+  /// `cells` cells holds the node `at` cells from the origin: whether the node's function reaches
+  /// past the wall (so that no particle is left to balance its force there); 0 otherwise.
+  AFEM_HOST_DEVICE int wall_side(double at, std::int32_t cells, int wall_layers) const {
+    return at - reach < wall_layers ? -1 : (at + reach > cells - wall_layers ? 1 : 0);
   }
 };
 
@@ -54,6 +57,7 @@ GridNodes<D> grid_nodes(const fem::BSplineSpace<geometry::Grid<D>, C>& space) {
     nodes.layers[d] = space.node_layers(d);
   }
   nodes.offset = -0.5;
+  nodes.reach = 1.5;
   return nodes;
 }
 

@@ -102,7 +102,7 @@ struct MarkUnknowns {
     double at[D];
     nodes.position(static_cast<std::int32_t>(n), at);
     for (int d = 0; d < D; ++d) {
-      const bool wall = GridNodes<D>::wall_side(at[d], nodes.resolution[d], wall_layers) != 0;
+      const bool wall = nodes.wall_side(at[d], nodes.resolution[d], wall_layers) != 0;
       inverse_mass[n * D + static_cast<std::size_t>(d)] = fluid && !wall ? 1.0 / mass[n] : 0.0;
     }
     fixed_pressure[n] = fluid ? 0 : 1;

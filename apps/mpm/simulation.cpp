@@ -169,7 +169,7 @@ struct UpdateGrid {
       double at[D];
       nodes.position(node, at);
       for (int d = 0; d < D; ++d) {
-        const int wall = GridNodes<D>::wall_side(at[d], nodes.resolution[d], wall_cells);
+        const int wall = nodes.wall_side(at[d], nodes.resolution[d], wall_cells);
         if (wall < 0 && v[d] < 0.0) {
           if (d == 1 && sticky_floor) {
             v.setZero();
