@@ -35,7 +35,6 @@
 #include "fem/sample.hpp"
 #include "fem/space_restriction.hpp"
 #include "memory/arena.hpp"
-#include "memory/counting_sort.hpp"
 #include "memory/error.hpp"
 #include "memory/thrust_allocator.hpp"
 #include "quadrature/quadrature.hpp"
@@ -440,12 +439,7 @@ void integrate(memory::ArrayView<double> vector, const Q& quadrature, const Test
   auto element_values =
       memory::borrow_temporary<double>(scratch, pairs * nc, "integrate.element_vectors");
   const std::int32_t node_count = test.node_count();
-  auto order = memory::borrow_temporary<std::int32_t>(scratch, pairs, "integrate.pair_order");
-  auto starts = memory::borrow_temporary<std::int32_t>(
-      scratch, static_cast<std::size_t>(node_count) + 1, "integrate.node_starts");
   const memory::ArrayView<double> out = element_values.view();
-  const memory::ArrayView<std::int32_t> index = order.view();
-  const memory::ArrayView<std::int32_t> start = starts.view();
   const auto domain = quadrature.domain().view();
   const auto q = quadrature.view();
   const RestrictionView restriction = test.view();
@@ -486,8 +480,9 @@ void integrate(memory::ArrayView<double> vector, const Q& quadrature, const Test
           out[static_cast<std::size_t>(e) * nt * nc + static_cast<std::size_t>(i)] = local[i];
         }
       });
-  // The (element, node) pairs of each node in element order, then one sum per node in that order.
-  memory::counting_sort_indices(restriction.element_nodes, node_count, index, start, scratch);
+  // One sum per node over its (element, node) pairs, in element order.
+  const memory::ArrayView<const std::int32_t> index = restriction.node_pairs;
+  const memory::ArrayView<const std::int32_t> start = restriction.node_pair_offsets;
   thrust::for_each_n(
       policy, thrust::counting_iterator<std::int32_t>(0), node_count,
       [=] AFEM_HOST_DEVICE(std::int32_t n) {

@@ -15,6 +15,7 @@
 
 #include "fem/space_partition.hpp"
 #include "memory/arena.hpp"
+#include "memory/counting_sort.hpp"
 #include "memory/error.hpp"
 #include "memory/replace_owned.hpp"
 #include "memory/temporary.hpp"
@@ -24,10 +25,14 @@
 namespace afem::fem {
 
 /// What kernels see of a restriction: element_nodes[e * Element::node_count + k] is the row (or
-/// column) block of local node k of element e.
+/// column) block of local node k of element e; the (element, local node) pairs of node n, as
+/// positions e * Element::node_count + k in element order, are
+/// node_pairs[node_pair_offsets[n] .. node_pair_offsets[n + 1]).
 struct RestrictionView {
   memory::ArrayView<const std::int32_t> element_nodes;
   std::int32_t node_count = 0;
+  memory::ArrayView<const std::int32_t> node_pairs;
+  memory::ArrayView<const std::int32_t> node_pair_offsets;
 };
 
 namespace detail {
@@ -39,10 +44,11 @@ inline std::uint64_t next_restriction_version() {
 }
 }  // namespace detail
 
-/// `Space` restricted to `Domain`. Owns "SpaceRestriction.element_nodes" in the space's pool,
-/// sized by the domain's element_capacity() when it has one; rebuild() after the domain's
-/// partition (or the space partition) changed swaps in fresh numbers with replace_owned and takes
-/// a new version().
+/// `Space` restricted to `Domain`. Owns "SpaceRestriction.element_nodes" and its inverse,
+/// "SpaceRestriction.node_pairs" and "SpaceRestriction.node_pair_offsets" (what linear forms sum
+/// per node), in the space's pool, sized by the domain's element_capacity() when it has one and
+/// by the space's node count; rebuild() after the domain's partition (or the space partition)
+/// changed swaps in fresh ones with replace_owned and takes a new version().
 template <class Space, quadrature::Domain Domain>
 class SpaceRestriction {
 public:
@@ -89,9 +95,22 @@ public:
                    "SpaceRestriction: an element of the domain has a node outside the space "
                    "partition; build the partition from the domain's cells");
     }
+    const std::int32_t nodes = renumber ? partition_->node_count() : space_->node_count();
+    auto pairs = memory::borrow_temporary<std::int32_t>(
+        space_->pool(), static_cast<std::size_t>(slots) * npc, "SpaceRestriction.node_pairs");
+    auto pair_offsets = memory::borrow_temporary<std::int32_t>(
+        space_->pool(), static_cast<std::size_t>(space_->node_count()) + 1,
+        "SpaceRestriction.node_pair_offsets");
+    const auto used_pairs = static_cast<std::size_t>(elements) * npc;
+    memory::counting_sort_indices(
+        memory::ArrayView<const std::int32_t>(out.subview(0, used_pairs)), nodes,
+        pairs.view().subview(0, used_pairs),
+        pair_offsets.view().subview(0, static_cast<std::size_t>(nodes) + 1), scratch);
     memory::replace_owned(element_nodes_, std::move(fresh));
+    memory::replace_owned(node_pairs_, std::move(pairs));
+    memory::replace_owned(node_pair_offsets_, std::move(pair_offsets));
     element_count_ = elements;
-    node_count_ = renumber ? partition_->node_count() : space_->node_count();
+    node_count_ = nodes;
     version_ = detail::next_restriction_version();
   }
 
@@ -102,9 +121,10 @@ public:
   [[nodiscard]] std::int32_t element_count() const { return element_count_; }
   [[nodiscard]] std::uint64_t version() const { return version_; }
   [[nodiscard]] RestrictionView view() const {
-    return {element_nodes_.view().subview(
-                0, static_cast<std::size_t>(element_count_) * Element::node_count),
-            node_count_};
+    const auto pairs = static_cast<std::size_t>(element_count_) * Element::node_count;
+    return {element_nodes_.view().subview(0, pairs), node_count_,
+            node_pairs_.view().subview(0, pairs),
+            node_pair_offsets_.view().subview(0, static_cast<std::size_t>(node_count_) + 1)};
   }
 
 private:
@@ -122,6 +142,8 @@ private:
   const Domain* domain_;
   const SpacePartition<Space>* partition_;
   memory::Temporary<std::int32_t> element_nodes_;  ///< element_count_ used, capacity allocated
+  memory::Temporary<std::int32_t> node_pairs_;
+  memory::Temporary<std::int32_t> node_pair_offsets_;
   std::int32_t element_count_ = 0;
   std::int32_t node_count_ = 0;
   std::uint64_t version_ = 0;
