@@ -69,14 +69,18 @@ AFEM_HOST_DEVICE Vector<D> load_vector(memory::ArrayView<const double> values, s
   return v;
 }
 
-/// Marks the cell of every particle (all particles are inside the grid: positions stay between
-/// the walls). Equal values may be written by several threads.
+/// Marks the cell that holds every particle, located in closed form on the grid (particles outside
+/// it mark nothing). Equal values may be written by several threads.
+template <int D>
 struct MarkCells {
-  memory::ArrayView<const std::int32_t> cells;
+  geometry::GridView<D> grid;
+  memory::ArrayView<const double> positions;
   memory::ArrayView<std::uint8_t> mask;
   AFEM_HOST_DEVICE void operator()(std::size_t p) const {
-    const std::int32_t cell = cells[p];
-    if (cell >= 0) {
+    const Vector<D> x = load_vector<D>(positions, p);
+    std::int32_t cell = -1;
+    Vector<D> xi;
+    if (grid.locate(x, cell, xi)) {
       mask[static_cast<std::size_t>(cell)] = 1;
     }
   }
@@ -454,16 +458,13 @@ void detail::SimulationOn<D, Spaces>::rebin() {
   memory::Arena& arena = *this->arena_;
   const auto n = static_cast<std::size_t>(this->particle_count_);
   {
-    auto cells = memory::borrow_temporary<std::int32_t>(arena, n, "Mpm.particle_cells");
-    auto coords = memory::borrow_temporary<double>(arena, n * D, "Mpm.particle_coords");
     auto mask = memory::borrow_temporary<std::uint8_t>(
         arena, static_cast<std::size_t>(this->grid_.cell_count()), "Mpm.active_mask");
-    this->grid_.lookup(this->positions_.view(), geometry::LookupResult{cells.view(), coords.view()},
-                       arena);
     auto policy = memory::arena_policy(arena, "Mpm.thrust");
     thrust::fill(policy, mask.view().begin(), mask.view().end(), std::uint8_t{0});
-    thrust::for_each_n(policy, thrust::counting_iterator<std::size_t>(0), n,
-                       detail::MarkCells{cells.view(), mask.view()});
+    thrust::for_each_n(
+        policy, thrust::counting_iterator<std::size_t>(0), n,
+        detail::MarkCells<D>{this->grid_.view(), this->positions_.view(), mask.view()});
     active_partition_.select_mask(mask.view(), arena);
   }
   scalar_restriction_.rebuild(arena);
