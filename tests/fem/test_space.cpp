@@ -255,6 +255,31 @@ TYPED_TEST(SpaceTest, PartitionAndRestrictionFollowTheSelectedCells) {
             << "element " << e;
       }
     }
+    // Each restriction's node-to-pair map lists, for every node, exactly the pairs that hold it,
+    // in element order.
+    for (const auto* restriction : {&whole, &compact}) {
+      const RestrictionView restricted = restriction->view();
+      const auto element_nodes = test::copy_to_host(restricted.element_nodes);
+      const auto pairs = test::copy_to_host(restricted.node_pairs);
+      const auto offsets = test::copy_to_host(restricted.node_pair_offsets);
+      ASSERT_EQ(offsets.size(), static_cast<std::size_t>(restriction->node_count()) + 1);
+      ASSERT_EQ(pairs.size(), element_nodes.size());
+      EXPECT_EQ(offsets.front(), 0);
+      EXPECT_EQ(offsets.back(), static_cast<std::int32_t>(pairs.size()));
+      for (std::int32_t node = 0; node < restriction->node_count(); ++node) {
+        std::vector<std::int32_t> expected;
+        for (std::size_t pair = 0; pair < element_nodes.size(); ++pair) {
+          if (element_nodes[pair] == node) {
+            expected.push_back(static_cast<std::int32_t>(pair));
+          }
+        }
+        const auto n = static_cast<std::size_t>(node);
+        EXPECT_EQ(
+            std::vector<std::int32_t>(pairs.begin() + offsets[n], pairs.begin() + offsets[n + 1]),
+            expected)
+            << "node " << node;
+      }
+    }
   };
   check(first);
 
