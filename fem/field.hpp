@@ -65,7 +65,7 @@ struct DiscreteFieldView {
         }
       }
     }
-    const Eigen::Matrix<double, components, dim> mapped = sum * s.inverse_jacobian;
+    Eigen::Matrix<double, components, dim> mapped = sum * s.inverse_jacobian;
     if constexpr (components == 1) {
       return mapped.transpose();
     } else {
