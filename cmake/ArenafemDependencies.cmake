@@ -22,3 +22,4 @@ endif()
 
 # Small dense vectors and matrices (Jacobians, normals) in host and device code.
 find_package(Eigen3 3.4 REQUIRED NO_MODULE)
+find_package(Threads REQUIRED)

@@ -24,8 +24,8 @@
 #include <thrust/sort.h>
 
 #include "memory/thrust_allocator.hpp"
-#elif defined(_OPENMP)
-#include <omp.h>
+#else
+#include "memory/parallel_for.hpp"
 #endif
 
 namespace afem::memory {
@@ -35,62 +35,68 @@ namespace detail {
 /// Below this many keys a CPU sort runs on one thread: a fork/join costs more than it saves.
 inline constexpr std::size_t counting_sort_grain = std::size_t{1} << 14;
 
-/// One thread's part of the CPU counting sort: `part` of `parts` equal ranges of the keys, with
-/// `counts` (parts x key_count) and `run_starts` (parts) shared by all parts. `barrier` separates
-/// the phases (an OpenMP barrier, or nothing on one thread). A thread whose `part` is `parts` or
-/// more has no range and only meets the barriers, so that the team keeps its size (an OpenMP
-/// runtime ends and later restarts the threads a smaller team leaves out).
-template <class Barrier>
-void counting_sort_phases(ArrayView<const std::int32_t> keys, std::size_t key_count,
-                          ArrayView<std::int32_t> sorted, ArrayView<std::int32_t> offsets,
-                          std::int32_t* counts, std::int64_t* run_starts, std::size_t parts,
-                          std::size_t part, Barrier barrier) {
-  if (part >= parts) {
-    barrier();
-    barrier();
-    barrier();
-    return;
-  }
-  const std::size_t n = keys.size();
-  const std::size_t begin = n * part / parts;
-  const std::size_t end = n * (part + 1) / parts;
-  std::int32_t* count = counts + part * key_count;
-  std::fill(count, count + key_count, 0);
-  for (std::size_t i = begin; i < end; ++i) {
-    ++count[keys[i]];
-  }
-  barrier();
-  // Key k of part p starts after every smaller key and after key k of the parts before p. Each
-  // part sums a range of keys, then turns that range into starts.
-  const std::size_t key_begin = key_count * part / parts;
-  const std::size_t key_end = key_count * (part + 1) / parts;
-  std::int64_t total = 0;
-  for (std::size_t k = key_begin; k < key_end; ++k) {
-    for (std::size_t p = 0; p < parts; ++p) {
-      total += counts[p * key_count + k];
+/// The CPU counting sort cut into `parts` equal ranges of the keys, with `counts` (parts x
+/// key_count) and `run_starts` (parts) shared by all parts. Each phase runs for every part before
+/// the next phase starts; the parts of one phase are independent of one another.
+struct CountingSortParts {
+  ArrayView<const std::int32_t> keys;
+  std::size_t key_count;
+  ArrayView<std::int32_t> sorted;
+  ArrayView<std::int32_t> offsets;
+  std::int32_t* counts;
+  std::int64_t* run_starts;
+  std::size_t parts;
+
+  [[nodiscard]] std::size_t key_begin(std::size_t part) const { return keys.size() * part / parts; }
+  [[nodiscard]] std::size_t value_begin(std::size_t part) const { return key_count * part / parts; }
+
+  /// Phase 1: how many of the part's keys hold each value.
+  void count(std::size_t part) const {
+    std::int32_t* count = counts + part * key_count;
+    std::fill(count, count + key_count, 0);
+    for (std::size_t i = key_begin(part); i < key_begin(part + 1); ++i) {
+      ++count[keys[i]];
     }
   }
-  run_starts[part] = total;
-  barrier();
-  std::int64_t running = 0;
-  for (std::size_t p = 0; p < part; ++p) {
-    running += run_starts[p];
-  }
-  for (std::size_t k = key_begin; k < key_end; ++k) {
-    if (k < offsets.size()) {
-      offsets[k] = static_cast<std::int32_t>(running);
+
+  /// Phase 2: how many keys of all parts hold the values of the part's range of values.
+  void sum_values(std::size_t part) const {
+    std::int64_t total = 0;
+    for (std::size_t k = value_begin(part); k < value_begin(part + 1); ++k) {
+      for (std::size_t p = 0; p < parts; ++p) {
+        total += counts[p * key_count + k];
+      }
     }
-    for (std::size_t p = 0; p < parts; ++p) {
-      const std::int32_t c = counts[p * key_count + k];
-      counts[p * key_count + k] = static_cast<std::int32_t>(running);
-      running += c;
+    run_starts[part] = total;
+  }
+
+  /// Phase 3: value k of part p starts after every smaller value and after value k of the parts
+  /// before p; the counts become those starts.
+  void start(std::size_t part) const {
+    std::int64_t running = 0;
+    for (std::size_t p = 0; p < part; ++p) {
+      running += run_starts[p];
+    }
+    for (std::size_t k = value_begin(part); k < value_begin(part + 1); ++k) {
+      if (k < offsets.size()) {
+        offsets[k] = static_cast<std::int32_t>(running);
+      }
+      for (std::size_t p = 0; p < parts; ++p) {
+        const std::int32_t c = counts[p * key_count + k];
+        counts[p * key_count + k] = static_cast<std::int32_t>(running);
+        running += c;
+      }
     }
   }
-  barrier();
-  for (std::size_t i = begin; i < end; ++i) {
-    sorted[static_cast<std::size_t>(count[keys[i]]++)] = static_cast<std::int32_t>(i);
+
+  /// Phase 4: every position of the part to its place.
+  void scatter(std::size_t part) const {
+    std::int32_t* count = counts + part * key_count;
+    for (std::size_t i = key_begin(part); i < key_begin(part + 1); ++i) {
+      sorted[static_cast<std::size_t>(count[keys[i]]++)] = static_cast<std::int32_t>(i);
+    }
   }
-}
+};
 
 }  // namespace detail
 
@@ -101,9 +107,9 @@ void counting_sort_phases(ArrayView<const std::int32_t> keys, std::size_t key_co
 /// on the CPU, the sort's on CUDA) comes from `scratch` and is given back on return. The result
 /// is the same for any thread count. Throws afem::Error when the sizes disagree or n does not fit
 /// 32-bit positions; keys outside [0, key_count) are the caller's error (not checked).
-/// CPU: one pass to count per part, one to scatter. Below 16384 keys, or with fewer than two
-/// positions per key value, one thread does it all; otherwise at most one part per thread and
-/// n / key_count parts (each part keeps a count per key value), the other threads of the team idle.
+/// CPU: one pass to count per part, one to scatter, on the parallel_for team. Below 16384 keys, or
+/// with fewer than two positions per key value, one part; otherwise at most one part per thread
+/// and n / key_count parts (each part keeps a count per key value).
 /// CUDA: a stable radix sort of the keys and a search for every key's first position.
 inline void counting_sort_indices(ArrayView<const std::int32_t> keys, std::int32_t key_count,
                                   ArrayView<std::int32_t> sorted, ArrayView<std::int32_t> offsets,
@@ -134,36 +140,20 @@ inline void counting_sort_indices(ArrayView<const std::int32_t> keys, std::int32
   (void)keys_total;
 #else
   std::size_t parts = 1;
-#if defined(_OPENMP)
   if (n >= detail::counting_sort_grain) {
-    parts = static_cast<std::size_t>(std::max(1, omp_get_max_threads()));
     // Each part keeps a count per key value: with few positions per value, fewer parts are faster.
-    parts = std::min(parts, std::max<std::size_t>(1, n / std::max<std::size_t>(keys_total, 1)));
+    parts = std::min(static_cast<std::size_t>(parallel_team_size()),
+                     std::max<std::size_t>(1, n / std::max<std::size_t>(keys_total, 1)));
   }
-#endif
   auto counts = borrow_temporary<std::int32_t>(
       scratch, std::max<std::size_t>(parts * keys_total, 1), "counting_sort.counts");
   auto run_starts = borrow_temporary<std::int64_t>(scratch, parts, "counting_sort.run_starts");
-  if (parts == 1) {
-    detail::counting_sort_phases(keys, keys_total, sorted, offsets, counts.data(),
-                                 run_starts.data(), 1, 0, [] {});
-  } else {
-#if defined(_OPENMP)
-    std::int32_t* count_data = counts.data();
-    std::int64_t* start_data = run_starts.data();
-    // The whole team, as Thrust's regions have it; threads past `parts` idle. A team smaller
-    // than asked for splits the keys into its own number of parts (the result is the same).
-#pragma omp parallel
-    {
-      const auto team = static_cast<std::size_t>(omp_get_num_threads());
-      detail::counting_sort_phases(keys, keys_total, sorted, offsets, count_data, start_data,
-                                   std::min(parts, team),
-                                   static_cast<std::size_t>(omp_get_thread_num()), [] {
-#pragma omp barrier
-                                   });
-    }
-#endif
-  }
+  const detail::CountingSortParts sort{keys,          keys_total,        sorted, offsets,
+                                       counts.data(), run_starts.data(), parts};
+  parallel_for(parts, 1, [&](std::size_t part) { sort.count(part); });
+  parallel_for(parts, 1, [&](std::size_t part) { sort.sum_values(part); });
+  parallel_for(parts, 1, [&](std::size_t part) { sort.start(part); });
+  parallel_for(parts, 1, [&](std::size_t part) { sort.scatter(part); });
   if (offsets.size() > keys_total) {
     offsets[keys_total] = static_cast<std::int32_t>(n);
   }

@@ -93,3 +93,7 @@ private:
 }
 
 }  // namespace afem::memory
+
+#if !AFEM_HAS_CUDA && THRUST_DEVICE_SYSTEM == THRUST_DEVICE_SYSTEM_OMP
+#include "memory/detail/thrust_omp_dispatch.hpp"
+#endif

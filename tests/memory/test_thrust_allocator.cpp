@@ -1,12 +1,17 @@
 // Backend-generic: compiled by g++ on the OpenMP backend and by nvcc on the CUDA backend.
 #include <gtest/gtest.h>
 
+#include <thrust/copy.h>
+#include <thrust/for_each.h>
+#include <thrust/iterator/counting_iterator.h>
 #include <thrust/reduce.h>
 #include <thrust/scan.h>
 #include <thrust/sort.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
+#include <iterator>
 #include <numeric>
 #include <random>
 #include <vector>
@@ -16,6 +21,10 @@
 #include "memory/temporary.hpp"
 #include "memory/thrust_allocator.hpp"
 #include "support/backend.hpp"
+
+#if defined(_OPENMP) && !AFEM_HAS_CUDA
+#include <omp.h>
+#endif
 
 namespace afem::memory {
 namespace {
@@ -115,6 +124,56 @@ TEST_F(ThrustAllocatorTest, SortScanAndReduceByKeyDrawScratchOnlyFromTheArena) {
       << "the pool served nothing after warm-up: all scratch came from the arena's chunks";
   EXPECT_GT(arena_->ledger().find("thrust.scratch")->borrows, scratch->borrows);
   EXPECT_EQ(arena_->stats().outstanding_handles, 0U);
+}
+
+TEST_F(ThrustAllocatorTest, ForEachReduceAndCopyIfGiveOneAnswerForEveryThreadCount) {
+  constexpr std::size_t n = 300007;
+  std::mt19937 random(11);
+  std::uniform_real_distribution<double> exponent(-8.0, 8.0);
+  std::vector<double> host(n);
+  for (auto& value : host) {
+    value = std::pow(10.0, exponent(random)) * ((random() & 1U) != 0 ? 1.0 : -1.0);
+  }
+  auto values = borrow_temporary<double>(*arena_, n, "values");
+  auto doubled = borrow_temporary<double>(*arena_, n, "doubled");
+  auto kept = borrow_temporary<double>(*arena_, n, "kept");
+  test::copy_to_device(values.view(), host);
+  std::vector<double> expected_kept;
+  std::copy_if(host.begin(), host.end(), std::back_inserter(expected_kept),
+               [](double v) { return v > 1.0; });
+  long double exact = 0;
+  for (const double v : host) {
+    exact += v;
+  }
+  std::vector<double> sums;
+  const auto run = [&] {
+    auto policy = arena_policy(*arena_);
+    const double* in = values.data();
+    double* out = doubled.data();
+    thrust::for_each_n(policy, thrust::counting_iterator<std::size_t>(0), n,
+                       [=] AFEM_HOST_DEVICE(std::size_t i) { out[i] = 2.0 * in[i]; });
+    sums.push_back(thrust::reduce(policy, values.data(), values.data() + n, 0.0));
+    const auto end = thrust::copy_if(policy, values.data(), values.data() + n, kept.data(),
+                                     [] AFEM_HOST_DEVICE(double v) { return v > 1.0; });
+    EXPECT_EQ(test::copy_to_host<double>(kept.view().subview(0, end - kept.data())), expected_kept);
+    const auto twice = test::copy_to_host<double>(doubled.view());
+    EXPECT_TRUE(std::equal(host.begin(), host.end(), twice.begin(),
+                           [](double v, double w) { return w == 2.0 * v; }));
+  };
+#if defined(_OPENMP) && !AFEM_HAS_CUDA
+  const int threads = omp_get_max_threads();
+  for (const int count : {1, 2, 3, 4}) {
+    omp_set_num_threads(count);
+    run();
+  }
+  omp_set_num_threads(threads);
+#else
+  run();
+#endif
+  for (const double sum : sums) {
+    EXPECT_EQ(sum, sums.front()) << "a sum differs from the first thread count's, bit for bit";
+    EXPECT_NEAR(sum, static_cast<double>(exact), 1e-6 * std::abs(static_cast<double>(exact)));
+  }
 }
 
 TEST_F(ThrustAllocatorTest, EachAlgorithmLeavesTheArenaWhereItStood) {

@@ -1,0 +1,144 @@
+#pragma once
+
+/// @file
+/// In the OpenMP build, Thrust's for_each, for_each_n, reduce and copy_if on an arena_policy run on
+/// the parallel_for team instead of an OpenMP parallel region: the caller never waits for a thread
+/// the OS has not scheduled, and loops shorter than a grain stay on the calling thread. Thrust
+/// finds these overloads by argument-dependent lookup on the policy (its allocator is ours), and so
+/// do Thrust's own algorithms built on them (fill, copy, transform, count, ...). Reductions and
+/// copy_if cut their input into blocks that depend only on its length, so their results do not
+/// depend on the thread count, floating-point sums included.
+
+#include <array>
+#include <cstddef>
+#include <type_traits>
+
+#include <thrust/detail/execute_with_allocator.h>
+#include <thrust/detail/function.h>
+#include <thrust/detail/raw_reference_cast.h>
+#include <thrust/iterator/iterator_traits.h>
+#include <thrust/system/omp/detail/reduce.h>
+#include <thrust/system/omp/execution_policy.h>
+
+#include "memory/parallel_for.hpp"
+
+namespace afem::memory {
+
+class ArenaThrustAllocator;
+
+/// The policy arena_policy returns in the OpenMP build.
+using ArenaOmpPolicy =
+    thrust::detail::execute_with_allocator<ArenaThrustAllocator,
+                                           thrust::system::omp::detail::execution_policy>;
+
+namespace detail {
+
+/// Indices per chunk of a Thrust for_each on the team: loops below two grains stay serial.
+inline constexpr std::size_t thrust_for_each_grain = 256;
+
+/// The fixed blocks of a reduction or copy_if of `n` elements: at most `max_blocks` blocks of at
+/// least `min_block` elements each.
+struct Blocks {
+  static constexpr std::size_t max_blocks = 256;
+  static constexpr std::size_t min_block = 4096;
+
+  explicit Blocks(std::size_t n)
+      : size(std::max(min_block, (n + max_blocks - 1) / max_blocks)),
+        count((n + size - 1) / size),
+        total(n) {}
+
+  [[nodiscard]] std::size_t begin(std::size_t b) const { return b * size; }
+  [[nodiscard]] std::size_t end(std::size_t b) const { return std::min(total, (b + 1) * size); }
+
+  std::size_t size;
+  std::size_t count;
+  std::size_t total;
+};
+
+}  // namespace detail
+
+/// Thrust's for_each_n on an arena policy: parallel_for over [0, n).
+template <class Iterator, class Size, class Function>
+Iterator for_each_n(ArenaOmpPolicy& /*policy*/, Iterator first, Size n, Function f) {
+  if (n <= 0) {
+    return first;
+  }
+  using Difference = thrust::detail::it_difference_t<Iterator>;
+  const thrust::detail::wrapped_function<Function, void> call{f};
+  parallel_for(static_cast<std::size_t>(n), detail::thrust_for_each_grain,
+               [&](std::size_t i) { call(*(first + static_cast<Difference>(i))); });
+  return first + static_cast<Difference>(n);
+}
+
+/// Thrust's for_each on an arena policy (fill and copy come here): parallel_for over the range.
+template <class Iterator, class Function>
+Iterator for_each(ArenaOmpPolicy& policy, Iterator first, Iterator last, Function f) {
+  return for_each_n(policy, first, last - first, f);
+}
+
+/// Thrust's reduce on an arena policy: each fixed block reduced on the team, then the blocks in
+/// order on the calling thread.
+template <class Iterator, class T, class BinaryFunction>
+T reduce(ArenaOmpPolicy& policy, Iterator first, Iterator last, T init, BinaryFunction op) {
+  if constexpr (!std::is_default_constructible_v<T>) {
+    return thrust::system::omp::detail::reduce(policy, first, last, init, op);
+  } else {
+    const auto n = static_cast<std::size_t>(last - first);
+    if (n == 0) {
+      return init;
+    }
+    using Difference = thrust::detail::it_difference_t<Iterator>;
+    const detail::Blocks blocks(n);
+    std::array<T, detail::Blocks::max_blocks> partial{};
+    parallel_for(blocks.count, 1, [&](std::size_t b) {
+      auto it = first + static_cast<Difference>(blocks.begin(b));
+      T sum = thrust::raw_reference_cast(*it);
+      for (std::size_t i = blocks.begin(b) + 1; i < blocks.end(b); ++i) {
+        ++it;
+        sum = op(sum, thrust::raw_reference_cast(*it));
+      }
+      partial[b] = sum;
+    });
+    T result = init;
+    for (std::size_t b = 0; b < blocks.count; ++b) {
+      result = op(result, partial[b]);
+    }
+    return result;
+  }
+}
+
+/// Thrust's copy_if on an arena policy: the kept elements of each fixed block counted on the
+/// team, their positions scanned on the calling thread, then each block written on the team.
+template <class InputIterator, class OutputIterator, class Predicate>
+OutputIterator copy_if(ArenaOmpPolicy& /*policy*/, InputIterator first, InputIterator last,
+                       OutputIterator result, Predicate pred) {
+  const auto n = static_cast<std::size_t>(last - first);
+  using InDifference = thrust::detail::it_difference_t<InputIterator>;
+  using OutDifference = thrust::detail::it_difference_t<OutputIterator>;
+  const thrust::detail::wrapped_function<Predicate, bool> keep{pred};
+  const detail::Blocks blocks(n);
+  std::array<std::size_t, detail::Blocks::max_blocks + 1> start{};
+  parallel_for(blocks.count, 1, [&](std::size_t b) {
+    std::size_t kept = 0;
+    for (std::size_t i = blocks.begin(b); i < blocks.end(b); ++i) {
+      kept += keep(*(first + static_cast<InDifference>(i))) ? 1 : 0;
+    }
+    start[b + 1] = kept;
+  });
+  for (std::size_t b = 0; b < blocks.count; ++b) {
+    start[b + 1] += start[b];
+  }
+  parallel_for(blocks.count, 1, [&](std::size_t b) {
+    auto out = result + static_cast<OutDifference>(start[b]);
+    for (std::size_t i = blocks.begin(b); i < blocks.end(b); ++i) {
+      const auto in = first + static_cast<InDifference>(i);
+      if (keep(*in)) {
+        *out = *in;
+        ++out;
+      }
+    }
+  });
+  return result + static_cast<OutDifference>(start[blocks.count]);
+}
+
+}  // namespace afem::memory

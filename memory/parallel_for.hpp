@@ -1,0 +1,66 @@
+#pragma once
+
+/// @file
+/// parallel_for: a loop over [0, n) on the process's CPU worker team. The calling thread works
+/// too and waits only for the chunks other threads have taken: a worker that the OS has not yet
+/// scheduled (another process holds its core) takes nothing and holds nobody up. A step of many
+/// short kernels therefore never runs slower on two threads than on one by more than the work a
+/// descheduled thread holds at that moment.
+
+#include <algorithm>
+#include <cstddef>
+
+namespace afem::memory {
+
+namespace detail {
+
+/// Runs `function(body, begin, end)` for the `chunks` equal ranges of [0, n).
+using ChunkFunction = void (*)(const void* body, std::size_t begin, std::size_t end);
+
+/// Splits [0, n) into `chunks` equal ranges and runs them on the worker team and the calling
+/// thread; returns once every range has run. Runs them all on the calling thread when the team is
+/// busy with another caller's loop or when it is called from inside a loop body.
+void run_chunks(std::size_t n, std::size_t chunks, ChunkFunction function, const void* body);
+
+/// The most chunks one loop is cut into (a chunk is claimed with one atomic increment).
+inline constexpr std::size_t max_chunks = std::size_t{1} << 15;
+
+/// Chunks per thread: enough that a thread slowed by another process leaves its share to others.
+inline constexpr std::size_t chunks_per_thread = 16;
+
+}  // namespace detail
+
+/// Threads a parallel loop may use now, the calling one included: OpenMP's
+/// omp_get_max_threads() (so OMP_NUM_THREADS and omp_set_num_threads apply), 1 in a build
+/// without OpenMP. The team starts its threads on the first loop that needs them and keeps them
+/// until the program ends.
+[[nodiscard]] int parallel_team_size();
+
+/// Calls `body(i)` once for every i in [0, n), in chunks of at least `grain` consecutive indices.
+/// Loops shorter than two grains run on the calling thread. Which thread runs which index depends
+/// on timing, so the bodies must be independent of one another (the results then do not depend
+/// on the thread count). `body` must not throw.
+template <class Body>
+void parallel_for(std::size_t n, std::size_t grain, const Body& body) {
+  grain = std::max<std::size_t>(grain, 1);
+  const auto team = static_cast<std::size_t>(parallel_team_size());
+  const std::size_t chunks =
+      team < 2 ? 1 : std::min({n / grain, team * detail::chunks_per_thread, detail::max_chunks});
+  if (chunks < 2) {
+    for (std::size_t i = 0; i < n; ++i) {
+      body(i);
+    }
+    return;
+  }
+  detail::run_chunks(
+      n, chunks,
+      [](const void* erased, std::size_t begin, std::size_t end) {
+        const Body& typed = *static_cast<const Body*>(erased);
+        for (std::size_t i = begin; i < end; ++i) {
+          typed(i);
+        }
+      },
+      &body);
+}
+
+}  // namespace afem::memory

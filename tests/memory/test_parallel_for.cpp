@@ -1,0 +1,145 @@
+// parallel_for on the CPU worker team: every index once, from any team size, nested loops and
+// concurrent callers; the team's reach into Thrust is tested in test_thrust_allocator.cpp.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cstddef>
+#include <mutex>
+#include <set>
+#include <thread>
+#include <vector>
+
+#include "memory/parallel_for.hpp"
+
+#if defined(_OPENMP)
+#include <omp.h>
+#endif
+
+namespace afem::memory {
+namespace {
+
+/// Sets the team size for one test (OpenMP's thread count) and puts it back.
+class TeamSize {
+public:
+  explicit TeamSize(int count) {
+#if defined(_OPENMP)
+    previous_ = omp_get_max_threads();
+    omp_set_num_threads(count);
+#else
+    (void)count;
+#endif
+  }
+  TeamSize(const TeamSize&) = delete;
+  TeamSize& operator=(const TeamSize&) = delete;
+  TeamSize(TeamSize&&) = delete;
+  TeamSize& operator=(TeamSize&&) = delete;
+  ~TeamSize() {
+#if defined(_OPENMP)
+    omp_set_num_threads(previous_);
+#endif
+  }
+
+private:
+  int previous_ = 1;
+};
+
+/// How many times parallel_for(n, grain) calls the body with each index.
+std::vector<int> visits(std::size_t n, std::size_t grain) {
+  std::vector<std::atomic<int>> seen(n);
+  parallel_for(n, grain, [&](std::size_t i) { seen[i].fetch_add(1, std::memory_order_relaxed); });
+  std::vector<int> counts(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    counts[i] = seen[i].load();
+  }
+  return counts;
+}
+
+TEST(ParallelForTest, CallsTheBodyOnceForEveryIndexWhateverTheTeam) {
+  for (const int team : {1, 2, 3, 4}) {
+    const TeamSize size(team);
+    for (const std::size_t n : {std::size_t{0}, std::size_t{1}, std::size_t{511}, std::size_t{512},
+                                std::size_t{100003}, std::size_t{1} << 20}) {
+      for (const std::size_t grain : {std::size_t{0}, std::size_t{1}, std::size_t{256}}) {
+        const std::vector<int> counts = visits(n, grain);
+        const auto wrong =
+            std::count_if(counts.begin(), counts.end(), [](int c) { return c != 1; });
+        EXPECT_EQ(wrong, 0) << n << " indices, grain " << grain << ", team " << team;
+      }
+    }
+  }
+}
+
+TEST(ParallelForTest, TeamSizeFollowsOpenMpThreadCount) {
+#if defined(_OPENMP)
+  for (const int team : {1, 3}) {
+    const TeamSize size(team);
+    EXPECT_EQ(parallel_team_size(), team);
+  }
+#else
+  EXPECT_EQ(parallel_team_size(), 1);
+#endif
+}
+
+TEST(ParallelForTest, UsesNoMoreThreadsThanTheTeam) {
+  for (const int team : {1, 2}) {
+    const TeamSize size(team);
+    std::mutex mutex;
+    std::set<std::thread::id> threads;
+    for (int repeat = 0; repeat < 20; ++repeat) {
+      parallel_for(std::size_t{1} << 16, 64, [&](std::size_t i) {
+        if (i % 512 == 0) {
+          const std::lock_guard<std::mutex> lock(mutex);
+          threads.insert(std::this_thread::get_id());
+        }
+      });
+    }
+    EXPECT_LE(threads.size(), static_cast<std::size_t>(team)) << "team " << team;
+    if (team == 1) {
+      EXPECT_EQ(threads, std::set<std::thread::id>{std::this_thread::get_id()});
+    }
+  }
+}
+
+TEST(ParallelForTest, ALoopInsideABodyRunsOnThatBodysThread) {
+  const TeamSize size(4);
+  constexpr std::size_t outer = 64;
+  constexpr std::size_t inner = 4096;
+  std::vector<std::atomic<int>> seen(outer * inner);
+  std::atomic<int> foreign{0};
+  parallel_for(outer, 1, [&](std::size_t o) {
+    const auto owner = std::this_thread::get_id();
+    parallel_for(inner, 16, [&](std::size_t i) {
+      seen[o * inner + i].fetch_add(1, std::memory_order_relaxed);
+      if (std::this_thread::get_id() != owner) {
+        foreign.fetch_add(1, std::memory_order_relaxed);
+      }
+    });
+  });
+  EXPECT_EQ(foreign.load(), 0);
+  EXPECT_EQ(std::count_if(seen.begin(), seen.end(), [](const auto& c) { return c.load() != 1; }),
+            0);
+}
+
+TEST(ParallelForTest, ConcurrentCallersBothFinishEveryIndex) {
+  const TeamSize size(2);
+  constexpr std::size_t n = std::size_t{1} << 18;
+  std::vector<std::atomic<int>> first(n);
+  std::vector<std::atomic<int>> second(n);
+  auto fill = [](std::vector<std::atomic<int>>& seen) {
+    for (int repeat = 0; repeat < 10; ++repeat) {
+      parallel_for(seen.size(), 256,
+                   [&](std::size_t i) { seen[i].fetch_add(1, std::memory_order_relaxed); });
+    }
+  };
+  std::thread other([&] { fill(second); });
+  fill(first);
+  other.join();
+  for (const auto* seen : {&first, &second}) {
+    EXPECT_EQ(
+        std::count_if(seen->begin(), seen->end(), [](const auto& c) { return c.load() != 10; }), 0);
+  }
+}
+
+}  // namespace
+}  // namespace afem::memory
