@@ -40,12 +40,12 @@ inline constexpr std::size_t counting_sort_grain = std::size_t{1} << 14;
 /// the next phase starts; the parts of one phase are independent of one another.
 struct CountingSortParts {
   ArrayView<const std::int32_t> keys;
-  std::size_t key_count;
+  std::size_t key_count = 0;
   ArrayView<std::int32_t> sorted;
   ArrayView<std::int32_t> offsets;
-  std::int32_t* counts;
-  std::int64_t* run_starts;
-  std::size_t parts;
+  std::int32_t* counts = nullptr;
+  std::int64_t* run_starts = nullptr;
+  std::size_t parts = 1;
 
   [[nodiscard]] std::size_t key_begin(std::size_t part) const { return keys.size() * part / parts; }
   [[nodiscard]] std::size_t value_begin(std::size_t part) const { return key_count * part / parts; }

@@ -3,7 +3,8 @@
 # the 2D dam break on 128² (about 33k particles) and the 3D dam break on 64³ (about 412k), on Q1
 # and on quadratic B-splines (the peer's kernel), with 1 and 2 threads, and with 2 threads while a
 # busy process holds core 0. Prints a Markdown table
-# (particle-steps per second, ours, peer, ratio) and leaves the raw figures in build/bench-mpm/.
+# (particle-steps per second, ours, peer, ratio), then each program's 2-thread runs against its
+# 1-thread run, and leaves the raw figures in build/bench-mpm/.
 #
 #   scripts/bench-mpm.sh [PEERS]    PEERS: the peer programs' folder (default ../shared/peers)
 #
@@ -71,4 +72,17 @@ print("| work | basis | threads | arenafem | mpm_ref (B-splines) | arenafem / mp
 print("|---|---|---|---|---|---|")
 for scene, basis, name, o, p in rows:
     print(f"| {scene} | {basis} | {name} | {o / 1e6:.2f} M/s | {p / 1e6:.2f} M/s | {o / p:.2f} |")
+# Thread scaling: each 2-thread run against the same program's 1-thread run (above 1: faster).
+speed = {(scene, basis, name): (o, p) for scene, basis, name, o, p in rows}
+print()
+print("| work | basis | arenafem: 2 threads / 1 | arenafem: 2 threads, core 0 busy / 1 "
+      "| mpm_ref: 2 threads / 1 | mpm_ref: 2 threads, core 0 busy / 1 |")
+print("|---|---|---|---|---|---|")
+for scene, basis, name, o, p in rows:
+    if name != "1 thread":
+        continue
+    two = speed[(scene, basis, "2 threads")]
+    busy = speed[(scene, basis, "2 threads, core 0 busy")]
+    print(f"| {scene} | {basis} | {two[0] / o:.2f} | {busy[0] / o:.2f} | {two[1] / p:.2f} "
+          f"| {busy[1] / p:.2f} |")
 EOF

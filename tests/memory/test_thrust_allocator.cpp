@@ -31,6 +31,18 @@ namespace {
 
 constexpr std::size_t mib = std::size_t{1} << 20;
 
+/// out[i] = 2 in[i]
+struct Double {
+  const double* in;
+  double* out;
+  AFEM_HOST_DEVICE void operator()(std::size_t i) const { out[i] = 2.0 * in[i]; }
+};
+
+/// v > 1
+struct AboveOne {
+  AFEM_HOST_DEVICE bool operator()(double v) const { return v > 1.0; }
+};
+
 class ThrustAllocatorTest : public ::testing::Test {
 protected:
   void SetUp() override {
@@ -150,11 +162,10 @@ TEST_F(ThrustAllocatorTest, ForEachReduceAndCopyIfGiveOneAnswerForEveryThreadCou
     auto policy = arena_policy(*arena_);
     const double* in = values.data();
     double* out = doubled.data();
-    thrust::for_each_n(policy, thrust::counting_iterator<std::size_t>(0), n,
-                       [=] AFEM_HOST_DEVICE(std::size_t i) { out[i] = 2.0 * in[i]; });
+    thrust::for_each_n(policy, thrust::counting_iterator<std::size_t>(0), n, Double{in, out});
     sums.push_back(thrust::reduce(policy, values.data(), values.data() + n, 0.0));
-    const auto end = thrust::copy_if(policy, values.data(), values.data() + n, kept.data(),
-                                     [] AFEM_HOST_DEVICE(double v) { return v > 1.0; });
+    const auto end =
+        thrust::copy_if(policy, values.data(), values.data() + n, kept.data(), AboveOne{});
     EXPECT_EQ(test::copy_to_host<double>(kept.view().subview(0, end - kept.data())), expected_kept);
     const auto twice = test::copy_to_host<double>(doubled.view());
     EXPECT_TRUE(std::equal(host.begin(), host.end(), twice.begin(),
