@@ -4,7 +4,9 @@
 /// PressureProjection<D>: makes the grid velocity of the incompressible fluid discretely
 /// divergence-free. The fluid fills each grid cell to a fraction theta_c (the particles' volume in
 /// it over the cell's, at most 1). With B the divergence over the fluid,
-/// B(q, phi_i) = sum_c theta_c int_c q div phi_i for the Q1 pressure functions q and velocity
+/// B(q, phi_i) = sum_c theta_c int_c q div phi_i for the Q1 pressure functions q (on the grid's
+/// vertices, whatever the velocity's basis: with quadratic B-spline velocities the pair is stable,
+/// where B-spline pressures would leave pressure modes that no velocity sees) and the velocity
 /// functions phi_i, M the lumped mass rho sum_c theta_c int_c phi_i, and W = M^-1 on the free
 /// velocity components (0 on the normal components of wall nodes and on nodes without fluid), it
 /// solves B W B^T p = -(1/dt) B u* by CG with Jacobi, p = 0 on nodes without fluid, and sets
@@ -86,26 +88,41 @@ struct FluidMassForm {
   }
 };
 
-/// The free velocity components' inverse masses W (D per node) and the pressure's Dirichlet mask
-/// (nodes without fluid). A node is without fluid when its mass is at most `min_mass`; the normal
-/// component of a node within `wall_layers` layers of a wall is held by the wall.
+/// The free velocity components' inverse masses W (D per velocity node). A node is without fluid
+/// when its mass is at most `min_mass`; the normal component of a node within `wall_layers`
+/// layers of a wall is held by the wall, at zero: a held component that moved would put into
+/// B u* a part that no pressure can balance wherever a pressure mode leaves every free component
+/// at rest, and CG would diverge.
 template <int D>
-struct MarkUnknowns {
+struct MarkFreeVelocity {
   GridNodes<D> nodes;
   int wall_layers = 0;
   double min_mass = 0.0;
   memory::ArrayView<const double> mass;
+  memory::ArrayView<double> velocity;
   memory::ArrayView<double> inverse_mass;
-  memory::ArrayView<std::uint8_t> fixed_pressure;
   AFEM_HOST_DEVICE void operator()(std::size_t n) const {
     const bool fluid = mass[n] > min_mass;
     double at[D];
     nodes.position(static_cast<std::int32_t>(n), at);
     for (int d = 0; d < D; ++d) {
+      const std::size_t slot = n * D + static_cast<std::size_t>(d);
       const bool wall = nodes.wall_side(at[d], nodes.resolution[d], wall_layers) != 0;
-      inverse_mass[n * D + static_cast<std::size_t>(d)] = fluid && !wall ? 1.0 / mass[n] : 0.0;
+      inverse_mass[slot] = fluid && !wall ? 1.0 / mass[n] : 0.0;
+      if (wall) {
+        velocity[slot] = 0.0;
+      }
     }
-    fixed_pressure[n] = fluid ? 0 : 1;
+  }
+};
+
+/// The pressure's Dirichlet mask: pressure nodes whose mass is at most `min_mass` (no fluid).
+struct MarkFixedPressure {
+  double min_mass = 0.0;
+  memory::ArrayView<const double> mass;
+  memory::ArrayView<std::uint8_t> fixed_pressure;
+  AFEM_HOST_DEVICE void operator()(std::size_t n) const {
+    fixed_pressure[n] = mass[n] > min_mass ? 0 : 1;
   }
 };
 
@@ -158,7 +175,7 @@ struct FreeEntries {
   AFEM_HOST_DEVICE void operator()(std::size_t n) const { out[n] = fixed[n] != 0 ? 0.0 : in[n]; }
 };
 
-/// out = W B^T x with x read as 0 on the fixed pressure nodes (D values per node).
+/// out = W B^T x with x read as 0 on the fixed pressure nodes (D values per velocity node).
 template <int D>
 struct ApplyGradient {
   ComponentMatrices<D> gradient;
@@ -186,8 +203,8 @@ struct ApplyGradient {
   }
 };
 
-/// out = B u (u: D values per node) on the free pressure nodes; on fixed ones out = x, or 0 when
-/// x is empty.
+/// out = B u (u: D values per velocity node) on the free pressure nodes; on fixed ones out = x, or
+/// 0 when x is empty.
 template <int D>
 struct ApplyDivergence {
   ComponentMatrices<D> divergence;
@@ -243,11 +260,12 @@ public:
   /// y = B W B^T x on free rows (x read as 0 on fixed ones), y = x on fixed rows.
   void apply(memory::ArrayView<const double> x, memory::ArrayView<double> y,
              memory::Arena& scratch) const {
-    const auto rows = static_cast<std::int32_t>(diagonal_.size());
+    const auto pressure_rows = static_cast<std::int32_t>(diagonal_.size());
+    const auto velocity_rows = static_cast<std::int32_t>(product_.size() / D);
     auto policy = memory::arena_policy(scratch, "PressureProjection.thrust");
-    thrust::for_each_n(policy, thrust::counting_iterator<std::int32_t>(0), rows,
+    thrust::for_each_n(policy, thrust::counting_iterator<std::int32_t>(0), velocity_rows,
                        ApplyGradient<D>{gradient_, x, fixed_pressure_, inverse_mass_, product_});
-    thrust::for_each_n(policy, thrust::counting_iterator<std::int32_t>(0), rows,
+    thrust::for_each_n(policy, thrust::counting_iterator<std::int32_t>(0), pressure_rows,
                        ApplyDivergence<D>{divergence_, product_, fixed_pressure_, x, y});
   }
 
@@ -272,85 +290,101 @@ auto make_matrices(memory::Pool& pool, std::index_sequence<I...> /*components*/)
 
 }  // namespace detail
 
-/// Owns the divergence matrices B_d and their transposes ("BsrMatrix.*") and the pressure field
-/// (the next solve's initial guess) in the pool, with the grid's quadrature and restriction,
-/// until destroyed. project() borrows its scratch from the arena and gives it back. The pressure
-/// lives in `ScalarSpace` (Q1 or quadratic B-splines on the grid), the velocity in its vector
-/// counterpart.
-template <int D, class ScalarSpace>
+/// Owns the Q1 pressure space, the divergence matrices B_d and their transposes ("BsrMatrix.*")
+/// and the pressure field (the next solve's initial guess) in the pool, with the grid's quadrature
+/// and restrictions, until destroyed. project() borrows its scratch from the arena and gives it
+/// back. The velocity lives in `VelocitySpace`'s vector counterpart (Q1 or quadratic B-splines on
+/// the grid; `VelocitySpace` is its scalar space), the pressure on the grid's vertices.
+template <int D, class VelocitySpace>
 class PressureProjection {
 public:
   using Grid = geometry::Grid<D>;
   using Domain = quadrature::Cells<Grid>;
+  using PressureSpace = fem::LagrangeSpace<Grid, 1, 1>;
 
   /// `wall_layers`: node layers along each wall whose normal velocity the wall holds;
   /// `density`: the fluid's; `min_mass`: nodes with at most this mass hold no fluid.
-  PressureProjection(const ScalarSpace& scalar, int wall_layers, double density, double min_mass,
-                     memory::Pool& pool, memory::Arena& scratch)
+  PressureProjection(const VelocitySpace& velocity, int wall_layers, double density,
+                     double min_mass, memory::Pool& pool, memory::Arena& scratch)
       : wall_layers_(wall_layers),
         density_(density),
         min_mass_(min_mass),
-        cells_(scalar.geometry()),
+        pressure_space_(velocity.geometry(), pool, scratch),
+        cells_(velocity.geometry()),
         quadrature_(cells_, 2, pool),
-        nodes_(grid_nodes(scalar)),
-        restriction_(scalar, cells_, scratch),
+        velocity_nodes_(grid_nodes(velocity)),
+        velocity_restriction_(velocity, cells_, scratch),
+        pressure_restriction_(pressure_space_, cells_, scratch),
         divergence_(detail::make_matrices(pool, std::make_index_sequence<D>{})),
         gradient_(detail::make_matrices(pool, std::make_index_sequence<D>{})),
-        pressure_(scalar) {}
+        pressure_(pressure_space_) {}
 
-  /// Projects `velocity` (u* on entry, D values per node) given the fluid `fraction` of every
-  /// grid cell. Throws fem::SolverError when CG fails (the velocity is then unchanged).
+  /// Projects `velocity` (u* on entry, D values per velocity node) given the fluid `fraction` of
+  /// every grid cell. Throws fem::SolverError when CG fails (the velocity is then unchanged).
   ProjectionResult project(memory::ArrayView<double> velocity,
                            memory::ArrayView<const double> fraction, double dt,
                            memory::Arena& scratch) {
-    const auto nodes = static_cast<std::size_t>(pressure_.space().node_count());
+    const auto velocity_nodes =
+        static_cast<std::size_t>(velocity_restriction_.space().node_count());
+    const auto pressure_nodes = static_cast<std::size_t>(pressure_space_.node_count());
     AFEM_EXPECTS(fraction.size() == static_cast<std::size_t>(cells_.element_count()) &&
-                     velocity.size() == nodes * D,
+                     velocity.size() == velocity_nodes * D,
                  "PressureProjection: " + std::to_string(fraction.size()) + " cell fractions and " +
                      std::to_string(velocity.size()) + " velocity values for a grid of " +
                      std::to_string(cells_.element_count()) + " cells and " +
-                     std::to_string(nodes) + " nodes");
+                     std::to_string(velocity_nodes) + " velocity nodes");
     for (std::size_t d = 0; d < D; ++d) {
       const auto component = static_cast<int>(d);
-      fem::integrate(divergence_[d], quadrature_, restriction_, restriction_,
+      fem::integrate(divergence_[d], quadrature_, pressure_restriction_, velocity_restriction_,
                      detail::DivergenceComponentForm{fraction, component}, scratch);
-      fem::integrate(gradient_[d], quadrature_, restriction_, restriction_,
+      fem::integrate(gradient_[d], quadrature_, velocity_restriction_, pressure_restriction_,
                      detail::Transposed<detail::DivergenceComponentForm>{{fraction, component}},
                      scratch);
     }
-    auto mass = memory::borrow_temporary<double>(scratch, nodes, "PressureProjection.mass");
-    fem::integrate(mass.view(), quadrature_, restriction_,
+    auto velocity_mass =
+        memory::borrow_temporary<double>(scratch, velocity_nodes, "PressureProjection.mass");
+    fem::integrate(velocity_mass.view(), quadrature_, velocity_restriction_,
                    detail::FluidMassForm{fraction, density_}, scratch);
-    auto inverse_mass =
-        memory::borrow_temporary<double>(scratch, nodes * D, "PressureProjection.inverse_mass");
-    auto fixed = memory::borrow_temporary<std::uint8_t>(scratch, nodes, "PressureProjection.fixed");
-    auto diagonal = memory::borrow_temporary<double>(scratch, nodes, "PressureProjection.diagonal");
-    auto rhs = memory::borrow_temporary<double>(scratch, nodes, "PressureProjection.rhs");
+    auto pressure_mass = memory::borrow_temporary<double>(scratch, pressure_nodes,
+                                                          "PressureProjection.pressure_mass");
+    fem::integrate(pressure_mass.view(), quadrature_, pressure_restriction_,
+                   detail::FluidMassForm{fraction, density_}, scratch);
+    auto inverse_mass = memory::borrow_temporary<double>(scratch, velocity_nodes * D,
+                                                         "PressureProjection.inverse_mass");
+    auto fixed =
+        memory::borrow_temporary<std::uint8_t>(scratch, pressure_nodes, "PressureProjection.fixed");
+    auto diagonal =
+        memory::borrow_temporary<double>(scratch, pressure_nodes, "PressureProjection.diagonal");
+    auto rhs = memory::borrow_temporary<double>(scratch, pressure_nodes, "PressureProjection.rhs");
     auto product =
-        memory::borrow_temporary<double>(scratch, nodes * D, "PressureProjection.product");
+        memory::borrow_temporary<double>(scratch, velocity_nodes * D, "PressureProjection.product");
     auto policy = memory::arena_policy(scratch, "PressureProjection.thrust");
     const auto count = thrust::counting_iterator<std::size_t>(0);
-    thrust::for_each_n(policy, count, nodes,
-                       detail::MarkUnknowns<D>{nodes_, wall_layers_, min_mass_, mass.view(),
-                                               inverse_mass.view(), fixed.view()});
+    thrust::for_each_n(
+        policy, count, velocity_nodes,
+        detail::MarkFreeVelocity<D>{velocity_nodes_, wall_layers_, min_mass_, velocity_mass.view(),
+                                    velocity, inverse_mass.view()});
+    thrust::for_each_n(policy, count, pressure_nodes,
+                       detail::MarkFixedPressure{min_mass_, pressure_mass.view(), fixed.view()});
     detail::ComponentMatrices<D> divergence;
     detail::ComponentMatrices<D> gradient;
     for (std::size_t d = 0; d < D; ++d) {
       divergence.component[d] = divergence_[d].view();
       gradient.component[d] = gradient_[d].view();
     }
-    const auto rows = static_cast<std::int32_t>(nodes);
+    const auto pressure_rows = static_cast<std::int32_t>(pressure_nodes);
+    const auto velocity_rows = static_cast<std::int32_t>(velocity_nodes);
     const auto each_row = thrust::counting_iterator<std::int32_t>(0);
     thrust::for_each_n(
-        policy, each_row, rows,
+        policy, each_row, pressure_rows,
         detail::SchurDiagonal<D>{divergence, inverse_mass.view(), fixed.view(), diagonal.view()});
     // rhs = -(1/dt) B u*
     thrust::for_each_n(
-        policy, each_row, rows,
+        policy, each_row, pressure_rows,
         detail::ApplyDivergence<D>{divergence, velocity, fixed.view(), {}, rhs.view()});
     const double divergence_before = norm(rhs.view(), scratch);
-    thrust::for_each_n(policy, count, nodes, detail::Scale{-1.0 / dt, rhs.view()});
-    thrust::for_each_n(policy, count, nodes,
+    thrust::for_each_n(policy, count, pressure_nodes, detail::Scale{-1.0 / dt, rhs.view()});
+    thrust::for_each_n(policy, count, pressure_nodes,
                        detail::FreeEntries{pressure_.dofs(), fixed.view(), pressure_.dofs()});
     const detail::SchurOperator<D> op(divergence, gradient, inverse_mass.view(), fixed.view(),
                                       diagonal.view(), product.view());
@@ -359,12 +393,13 @@ public:
         op, rhs.view(), pressure_.dofs(), scratch,
         {.tolerance = 1e-9, .max_iterations = 5000, .preconditioner = fem::Preconditioner::jacobi});
     // u += dt W B^T p
-    thrust::for_each_n(policy, each_row, rows,
+    thrust::for_each_n(policy, each_row, velocity_rows,
                        detail::ApplyGradient<D>{gradient, pressure_.dofs(), fixed.view(),
                                                 inverse_mass.view(), product.view()});
-    thrust::for_each_n(policy, count, nodes * D, detail::AddScaled{product.view(), dt, velocity});
+    thrust::for_each_n(policy, count, velocity_nodes * D,
+                       detail::AddScaled{product.view(), dt, velocity});
     thrust::for_each_n(
-        policy, each_row, rows,
+        policy, each_row, pressure_rows,
         detail::ApplyDivergence<D>{divergence, velocity, fixed.view(), {}, rhs.view()});
     const double divergence_after = norm(rhs.view(), scratch);
     result.divergence = divergence_before > 0.0 ? divergence_after / divergence_before : 0.0;
@@ -380,13 +415,15 @@ private:
   int wall_layers_;
   double density_;
   double min_mass_;
+  PressureSpace pressure_space_;
   Domain cells_;
   quadrature::RegularQuadrature<Domain> quadrature_;
-  GridNodes<D> nodes_;
-  fem::SpaceRestriction<ScalarSpace, Domain> restriction_;
+  GridNodes<D> velocity_nodes_;
+  fem::SpaceRestriction<VelocitySpace, Domain> velocity_restriction_;
+  fem::SpaceRestriction<PressureSpace, Domain> pressure_restriction_;
   std::array<fem::BsrMatrix<1>, D> divergence_;
   std::array<fem::BsrMatrix<1>, D> gradient_;
-  fem::DiscreteField<ScalarSpace> pressure_;
+  fem::DiscreteField<PressureSpace> pressure_;
 };
 
 }  // namespace afem::apps::mpm

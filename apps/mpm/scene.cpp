@@ -148,9 +148,6 @@ Scene make_scene(const SceneOptions& options) {
   if (options.incompressible) {
     check(scene.material.kind == MaterialKind::fluid,
           "the " + to_string(options.kind) + " scene holds no fluid to make incompressible");
-    check(options.basis == GridBasis::q1,
-          "the incompressible fluid's pressure projection runs on the q1 basis only; "
-          "--basis bspline2 is for the weakly compressible fluid, sand and elastic scenes");
     scene.material.kind = MaterialKind::incompressible_fluid;
   }
   scene.dt = options.dt > 0.0 ? options.dt : 0.4 * dx / scene.material.wave_speed();
