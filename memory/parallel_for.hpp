@@ -2,10 +2,10 @@
 
 /// @file
 /// parallel_for: a loop over [0, n) on the process's CPU worker team. The calling thread works
-/// too and waits only for the chunks other threads have taken: a worker that the OS has not yet
+/// too and waits only for the threads that joined the loop: a worker that the OS has not yet
 /// scheduled (another process holds its core) takes nothing and holds nobody up. A step of many
-/// short kernels therefore never runs slower on two threads than on one by more than the work a
-/// descheduled thread holds at that moment.
+/// short kernels therefore loses at most what a thread descheduled inside a loop (holding a chunk,
+/// or between joining and leaving) keeps back until the OS runs it again.
 
 #include <algorithm>
 #include <cstddef>
@@ -39,7 +39,8 @@ inline constexpr std::size_t chunks_per_thread = 16;
 /// Calls `body(i)` once for every i in [0, n), in chunks of at least `grain` consecutive indices.
 /// Loops shorter than two grains run on the calling thread. Which thread runs which index depends
 /// on timing, so the bodies must be independent of one another (the results then do not depend
-/// on the thread count). `body` must not throw.
+/// on the thread count). `body` must not throw: an exception ends the program, as it would leave
+/// an OpenMP region.
 template <class Body>
 void parallel_for(std::size_t n, std::size_t grain, const Body& body) {
   grain = std::max<std::size_t>(grain, 1);
@@ -54,7 +55,7 @@ void parallel_for(std::size_t n, std::size_t grain, const Body& body) {
   }
   detail::run_chunks(
       n, chunks,
-      [](const void* erased, std::size_t begin, std::size_t end) {
+      [](const void* erased, std::size_t begin, std::size_t end) noexcept {
         const Body& typed = *static_cast<const Body*>(erased);
         for (std::size_t i = begin; i < end; ++i) {
           typed(i);

@@ -108,7 +108,9 @@ T reduce(ArenaOmpPolicy& policy, Iterator first, Iterator last, T init, BinaryFu
 }
 
 /// Thrust's copy_if on an arena policy: the kept elements of each fixed block counted on the
-/// team, their positions scanned on the calling thread, then each block written on the team.
+/// team, their positions scanned on the calling thread, then each block written on the team. The
+/// predicate runs twice per element, so it must be a pure function of the element (as Thrust's
+/// parallel backends require).
 template <class InputIterator, class OutputIterator, class Predicate>
 OutputIterator copy_if(ArenaOmpPolicy& /*policy*/, InputIterator first, InputIterator last,
                        OutputIterator result, Predicate pred) {
