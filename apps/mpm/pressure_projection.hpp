@@ -27,6 +27,7 @@
 #include <cmath>
 #include <cstdint>
 #include <string>
+#include <type_traits>
 #include <utility>
 
 #include "apps/mpm/grid_nodes.hpp"
@@ -345,10 +346,21 @@ public:
         memory::borrow_temporary<double>(scratch, velocity_nodes, "PressureProjection.mass");
     fem::integrate(velocity_mass.view(), quadrature_, velocity_restriction_,
                    detail::FluidMassForm{fraction, density_}, scratch);
-    auto pressure_mass = memory::borrow_temporary<double>(scratch, pressure_nodes,
-                                                          "PressureProjection.pressure_mass");
-    fem::integrate(pressure_mass.view(), quadrature_, pressure_restriction_,
-                   detail::FluidMassForm{fraction, density_}, scratch);
+    // Q1 velocities share their nodes with the pressure: their mass is the pressure's.
+    constexpr bool shared_nodes = std::is_same_v<VelocitySpace, PressureSpace>;
+    memory::Temporary<double> own_pressure_mass = [&] {
+      if constexpr (shared_nodes) {
+        return memory::Temporary<double>{};
+      } else {
+        auto mass = memory::borrow_temporary<double>(scratch, pressure_nodes,
+                                                     "PressureProjection.pressure_mass");
+        fem::integrate(mass.view(), quadrature_, pressure_restriction_,
+                       detail::FluidMassForm{fraction, density_}, scratch);
+        return mass;
+      }
+    }();
+    const memory::ArrayView<const double> pressure_mass =
+        shared_nodes ? velocity_mass.view() : own_pressure_mass.view();
     auto inverse_mass = memory::borrow_temporary<double>(scratch, velocity_nodes * D,
                                                          "PressureProjection.inverse_mass");
     auto fixed =
@@ -365,7 +377,7 @@ public:
         detail::MarkFreeVelocity<D>{velocity_nodes_, wall_layers_, min_mass_, velocity_mass.view(),
                                     velocity, inverse_mass.view()});
     thrust::for_each_n(policy, count, pressure_nodes,
-                       detail::MarkFixedPressure{min_mass_, pressure_mass.view(), fixed.view()});
+                       detail::MarkFixedPressure{min_mass_, pressure_mass, fixed.view()});
     detail::ComponentMatrices<D> divergence;
     detail::ComponentMatrices<D> gradient;
     for (std::size_t d = 0; d < D; ++d) {
