@@ -18,6 +18,7 @@
 #include "memory/temporary.hpp"
 #include "support/backend_test.hpp"
 #include "support/fault_injection.hpp"
+#include "support/thread_count.hpp"
 
 #if defined(_OPENMP)
 #include <omp.h>
@@ -168,27 +169,11 @@ void expect_bitwise_equal(const ParticleState& a, const ParticleState& b) {
   EXPECT_EQ(a.deformation, b.deformation);
 }
 
-#if defined(_OPENMP)
-/// Sets the OpenMP thread count for its lifetime.
-class Threads {
-public:
-  explicit Threads(int count) : previous_(omp_get_max_threads()) { omp_set_num_threads(count); }
-  ~Threads() { omp_set_num_threads(previous_); }
-  Threads(const Threads&) = delete;
-  Threads& operator=(const Threads&) = delete;
-  Threads(Threads&&) = delete;
-  Threads& operator=(Threads&&) = delete;
-
-private:
-  int previous_;
-};
-#endif
-
 TEST_P(MpmBasisTest, RunsAreBitwiseIdenticalAcrossRunsAndThreadCounts) {
   const Scene sand = scene_of(SceneKind::sand_column, 2, 32, GetParam());
   const Scene water = scene_of(SceneKind::dam_break, 3, 16, GetParam());
 #if defined(_OPENMP)
-  const Threads one(1);
+  const test::ThreadCount one(1);
 #endif
   const ParticleState sand_one = run<2>(sand, 60);
   const ParticleState water_one = run<3>(water, 10);
@@ -196,7 +181,7 @@ TEST_P(MpmBasisTest, RunsAreBitwiseIdenticalAcrossRunsAndThreadCounts) {
   for (const int count : {2, 3, 4}) {
     SCOPED_TRACE(std::to_string(count) + " threads");
 #if defined(_OPENMP)
-    const Threads threads(count);
+    const test::ThreadCount threads(count);
     ASSERT_EQ(omp_get_max_threads(), count);
 #endif
     expect_bitwise_equal(run<2>(sand, 60), sand_one);

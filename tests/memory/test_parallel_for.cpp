@@ -11,38 +11,10 @@
 #include <vector>
 
 #include "memory/parallel_for.hpp"
-
-#if defined(_OPENMP)
-#include <omp.h>
-#endif
+#include "support/thread_count.hpp"
 
 namespace afem::memory {
 namespace {
-
-/// Sets the team size for one test (OpenMP's thread count) and puts it back.
-class TeamSize {
-public:
-  explicit TeamSize(int count) {
-#if defined(_OPENMP)
-    previous_ = omp_get_max_threads();
-    omp_set_num_threads(count);
-#else
-    (void)count;
-#endif
-  }
-  TeamSize(const TeamSize&) = delete;
-  TeamSize& operator=(const TeamSize&) = delete;
-  TeamSize(TeamSize&&) = delete;
-  TeamSize& operator=(TeamSize&&) = delete;
-  ~TeamSize() {
-#if defined(_OPENMP)
-    omp_set_num_threads(previous_);
-#endif
-  }
-
-private:
-  int previous_ = 1;
-};
 
 /// How many times parallel_for(n, grain) calls the body with each index.
 std::vector<int> visits(std::size_t n, std::size_t grain) {
@@ -57,7 +29,7 @@ std::vector<int> visits(std::size_t n, std::size_t grain) {
 
 TEST(ParallelForTest, CallsTheBodyOnceForEveryIndexWhateverTheTeam) {
   for (const int team : {1, 2, 3, 4}) {
-    const TeamSize size(team);
+    const test::ThreadCount size(team);
     for (const std::size_t n : {std::size_t{0}, std::size_t{1}, std::size_t{511}, std::size_t{512},
                                 std::size_t{100003}, std::size_t{1} << 20}) {
       for (const std::size_t grain : {std::size_t{0}, std::size_t{1}, std::size_t{256}}) {
@@ -73,7 +45,7 @@ TEST(ParallelForTest, CallsTheBodyOnceForEveryIndexWhateverTheTeam) {
 TEST(ParallelForTest, TeamSizeFollowsOpenMpThreadCount) {
 #if defined(_OPENMP)
   for (const int team : {1, 3}) {
-    const TeamSize size(team);
+    const test::ThreadCount size(team);
     EXPECT_EQ(parallel_team_size(), team);
   }
 #else
@@ -83,7 +55,7 @@ TEST(ParallelForTest, TeamSizeFollowsOpenMpThreadCount) {
 
 TEST(ParallelForTest, UsesNoMoreThreadsThanTheTeam) {
   for (const int team : {1, 2}) {
-    const TeamSize size(team);
+    const test::ThreadCount size(team);
     std::mutex mutex;
     std::set<std::thread::id> threads;
     for (int repeat = 0; repeat < 20; ++repeat) {
@@ -102,7 +74,7 @@ TEST(ParallelForTest, UsesNoMoreThreadsThanTheTeam) {
 }
 
 TEST(ParallelForTest, ALoopInsideABodyRunsOnThatBodysThread) {
-  const TeamSize size(4);
+  const test::ThreadCount size(4);
   constexpr std::size_t outer = 64;
   constexpr std::size_t inner = 4096;
   std::vector<std::atomic<int>> seen(outer * inner);
@@ -122,7 +94,7 @@ TEST(ParallelForTest, ALoopInsideABodyRunsOnThatBodysThread) {
 }
 
 TEST(ParallelForTest, ConcurrentCallersBothFinishEveryIndex) {
-  const TeamSize size(2);
+  const test::ThreadCount size(2);
   constexpr std::size_t n = std::size_t{1} << 18;
   std::vector<std::atomic<int>> first(n);
   std::vector<std::atomic<int>> second(n);
