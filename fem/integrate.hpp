@@ -206,13 +206,15 @@ memory::Temporary<double> tabulate(const QView& q, memory::Arena& scratch) {
   }
 }
 
-/// The basis at a sample: from its table row (cell domains) or evaluated there.
-template <class Element, bool Tabulated, int D>
-AFEM_HOST_DEVICE Basis<Element> basis_at(const Sample<D>& s, memory::ArrayView<const double> rows) {
+/// The basis at a sample of a cell of `GView`: from its table row (cell domains) or evaluated
+/// there; gradients mapped by the diagonal inverse Jacobian on grids.
+template <class Element, bool Tabulated, class GView, int D>
+AFEM_HOST_DEVICE auto basis_at(const Sample<D>& s, memory::ArrayView<const double> rows) {
+  using Mapped = Basis<Element, GridMap<GView>>;
   if constexpr (Tabulated) {
-    return Basis<Element>(s, &rows[static_cast<std::size_t>(s.point) * Basis<Element>::row_size]);
+    return Mapped(s, &rows[static_cast<std::size_t>(s.point) * Mapped::row_size]);
   } else {
-    return Basis<Element>(s);
+    return Mapped(s);
   }
 }
 
@@ -241,19 +243,20 @@ AFEM_HOST_DEVICE void add_pairs(double* block, const Sample<D>& s, const TestBas
 
 /// Adds one sample's contributions to an element matrix (the trial basis is the test basis when
 /// both spaces have the same element).
-template <int B, class TestElement, class TrialElement, bool Tabulated, int D, class TestNodes,
-          class TrialNodes, class Integrand, class Pack>
+template <int B, class TestElement, class TrialElement, bool Tabulated, class GView, int D,
+          class TestNodes, class TrialNodes, class Integrand, class Pack>
 AFEM_HOST_DEVICE void add_point(double* block, const Sample<D>& s,
                                 memory::ArrayView<const double> test_rows,
                                 memory::ArrayView<const double> trial_rows,
                                 const TestNodes& test_nodes, const TrialNodes& trial_nodes,
                                 const Integrand& integrand, const Pack& pack) {
-  const auto test_basis = basis_at<TestElement, Tabulated>(s, test_rows);
+  const auto test_basis = basis_at<TestElement, Tabulated, GView>(s, test_rows);
   if constexpr (std::is_same_v<TestElement, TrialElement>) {
     add_pairs<B>(block, s, test_basis, test_nodes, test_basis, trial_nodes, integrand, pack);
   } else {
-    add_pairs<B>(block, s, test_basis, test_nodes, basis_at<TrialElement, Tabulated>(s, trial_rows),
-                 trial_nodes, integrand, pack);
+    add_pairs<B>(block, s, test_basis, test_nodes,
+                 basis_at<TrialElement, Tabulated, GView>(s, trial_rows), trial_nodes, integrand,
+                 pack);
   }
 }
 
@@ -300,7 +303,7 @@ void element_matrices(memory::ArrayView<double> out, const Q& quadrature,
         const NodePositions<TestElement, GView> test_nodes(domain.geometry, cell);
         const NodePositions<TrialElement, GView> trial_nodes(domain.geometry, cell);
         for (std::int32_t p = 0; p < q.point_count(e); ++p) {
-          add_point<B, TestElement, TrialElement, tabulated>(
+          add_point<B, TestElement, TrialElement, tabulated, GView>(
               block, samples(p), test_rows, trial_rows, test_nodes, trial_nodes, integrand, pack);
         }
         if constexpr (on_stack) {
@@ -465,7 +468,7 @@ void integrate(memory::ArrayView<double> vector, const Q& quadrature, const Test
         const detail::NodePositions<Element, GView> nodes(domain.geometry, domain.element_cell(e));
         for (std::int32_t p = 0; p < q.point_count(e); ++p) {
           const Sample<dim> s = samples(p);
-          const auto basis = detail::basis_at<Element, tabulated>(s, rows);
+          const auto basis = detail::basis_at<Element, tabulated, GView>(s, rows);
           for (int i = 0; i < nt; ++i) {
             const std::int32_t node_i =
                 restriction

@@ -285,8 +285,10 @@ struct NodePositions {
   }
 };
 
-/// An element's basis at a sample: values and gradients in physical coordinates.
-template <class Element>
+/// An element's basis at a sample: values and gradients in physical coordinates. Diagonal: the
+/// sample's inverse Jacobian is diagonal (cells of a grid), so a gradient maps by D products
+/// instead of a D x D product.
+template <class Element, bool Diagonal = false>
 struct Basis {
   static constexpr int dim = Element::dimension;
   static constexpr int node_count = Element::node_count;
@@ -315,10 +317,17 @@ private:
   AFEM_HOST_DEVICE void map_gradients(const Sample<dim>& s, const double* reference) {
     for (int k = 0; k < Element::node_count; ++k) {
       Eigen::Matrix<double, dim, 1> g;
-      for (int d = 0; d < dim; ++d) {
-        g[d] = reference[k * dim + d];
+      if constexpr (Diagonal) {
+        for (int d = 0; d < dim; ++d) {
+          g[d] = reference[k * dim + d] * s.inverse_jacobian(d, d);
+        }
+        gradient[k] = g;
+      } else {
+        for (int d = 0; d < dim; ++d) {
+          g[d] = reference[k * dim + d];
+        }
+        gradient[k] = s.inverse_jacobian.transpose() * g;
       }
-      gradient[k] = s.inverse_jacobian.transpose() * g;
     }
   }
 };
