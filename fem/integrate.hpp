@@ -7,7 +7,9 @@
 ///   linear    f(sample, test, fields...)        -> double
 ///   integral  f(sample, fields...)              -> double or a fixed-size Eigen vector/matrix
 /// where test and trial are ShapeFunction accessors (value(), grad(), div()) and fields are
-/// DiscreteField views or AnalyticFields. All scratch comes from the step arena and is given back
+/// DiscreteField views or AnalyticFields. A linear or bilinear integrand may also define
+/// prepare(sample, fields...), called once per sample; its result then stands for the sample and
+/// the fields: f(prepared, test) and f(prepared, test, trial) (see detail/prepared.hpp). All scratch comes from the step arena and is given back
 /// before returning; sums run in a fixed order (results do not depend on thread count).
 
 #include <thrust/copy.h>
@@ -30,6 +32,7 @@
 #include "fem/bsr_matrix.hpp"
 #include "fem/detail/evaluate.hpp"
 #include "fem/detail/field_pack.hpp"
+#include "fem/detail/prepared.hpp"
 #include "fem/detail/value_traits.hpp"
 #include "fem/field.hpp"
 #include "fem/sample.hpp"
@@ -218,15 +221,17 @@ AFEM_HOST_DEVICE auto basis_at(const Sample<D>& s, memory::ArrayView<const doubl
   }
 }
 
-/// Adds weight * f(s, test_i, trial_j, fields...) for every basis pair and component pair.
-template <int B, int D, class TestBasis, class TrialBasis, class TestNodes, class TrialNodes,
-          class Integrand, class Pack>
+/// Adds weight * f(s, test_i, trial_j, fields...) (f(prepared, test_i, trial_j) when Prepared)
+/// for every basis pair and component pair.
+template <int B, bool Prepared, int D, class TestBasis, class TrialBasis, class TestNodes,
+          class TrialNodes, class Integrand, class Pack>
 AFEM_HOST_DEVICE void add_pairs(double* block, const Sample<D>& s, const TestBasis& test,
                                 const TestNodes& test_nodes, const TrialBasis& trial,
                                 const TrialNodes& trial_nodes, const Integrand& integrand,
                                 const Pack& pack) {
   constexpr int nt = TestBasis::node_count;
   constexpr int nu = TrialBasis::node_count;
+  const auto& at = sample_part<Prepared>(integrand, s, pack);
   for (int i = 0; i < nt; ++i) {
     for (int ci = 0; ci < B; ++ci) {
       const ShapeFunction<D, B> v{test.value[i], test.gradient[i], ci, -1, test_nodes.x[i]};
@@ -234,7 +239,7 @@ AFEM_HOST_DEVICE void add_pairs(double* block, const Sample<D>& s, const TestBas
         for (int cj = 0; cj < B; ++cj) {
           const ShapeFunction<D, B> u{trial.value[j], trial.gradient[j], cj, -1, trial_nodes.x[j]};
           block[((i * nu + j) * B + ci) * B + cj] +=
-              s.weight * static_cast<double>(pack.call(integrand, s, v, u));
+              s.weight * call_at<Prepared>(integrand, at, pack, v, u);
         }
       }
     }
@@ -243,8 +248,8 @@ AFEM_HOST_DEVICE void add_pairs(double* block, const Sample<D>& s, const TestBas
 
 /// Adds one sample's contributions to an element matrix (the trial basis is the test basis when
 /// both spaces have the same element).
-template <int B, class TestElement, class TrialElement, bool Tabulated, class GView, int D,
-          class TestNodes, class TrialNodes, class Integrand, class Pack>
+template <int B, bool Prepared, class TestElement, class TrialElement, bool Tabulated, class GView,
+          int D, class TestNodes, class TrialNodes, class Integrand, class Pack>
 AFEM_HOST_DEVICE void add_point(double* block, const Sample<D>& s,
                                 memory::ArrayView<const double> test_rows,
                                 memory::ArrayView<const double> trial_rows,
@@ -252,11 +257,12 @@ AFEM_HOST_DEVICE void add_point(double* block, const Sample<D>& s,
                                 const Integrand& integrand, const Pack& pack) {
   const auto test_basis = basis_at<TestElement, Tabulated, GView>(s, test_rows);
   if constexpr (std::is_same_v<TestElement, TrialElement>) {
-    add_pairs<B>(block, s, test_basis, test_nodes, test_basis, trial_nodes, integrand, pack);
+    add_pairs<B, Prepared>(block, s, test_basis, test_nodes, test_basis, trial_nodes, integrand,
+                           pack);
   } else {
-    add_pairs<B>(block, s, test_basis, test_nodes,
-                 basis_at<TrialElement, Tabulated, GView>(s, trial_rows), trial_nodes, integrand,
-                 pack);
+    add_pairs<B, Prepared>(block, s, test_basis, test_nodes,
+                           basis_at<TrialElement, Tabulated, GView>(s, trial_rows), trial_nodes,
+                           integrand, pack);
   }
 }
 
@@ -276,6 +282,8 @@ void element_matrices(memory::ArrayView<double> out, const Q& quadrature,
   const auto domain = quadrature.domain().view();
   const auto q = quadrature.view();
   const auto pack = detail::make_field_pack(fields...);
+  constexpr bool prepared =
+      PreparedIntegrand<Integrand, Domain::dimension, FieldArgument<Fields>...>;
   constexpr bool tabulated =
       Domain::kind == quadrature::ElementKind::cell && decltype(quadrature.view())::uniform;
   using GView = typename Domain::View::GeometryView;
@@ -303,7 +311,7 @@ void element_matrices(memory::ArrayView<double> out, const Q& quadrature,
         const NodePositions<TestElement, GView> test_nodes(domain.geometry, cell);
         const NodePositions<TrialElement, GView> trial_nodes(domain.geometry, cell);
         for (std::int32_t p = 0; p < q.point_count(e); ++p) {
-          add_point<B, TestElement, TrialElement, tabulated, GView>(
+          add_point<B, prepared, TestElement, TrialElement, tabulated, GView>(
               block, samples(p), test_rows, trial_rows, test_nodes, trial_nodes, integrand, pack);
         }
         if constexpr (on_stack) {
@@ -379,16 +387,25 @@ void integrate(BsrMatrix<B>& matrix, const Q& quadrature, const Test& test, cons
   static_assert(Test::components == B && Trial::components == B,
                 "integrate (bilinear form): the matrix's block size must equal the number of "
                 "components of the test and trial spaces");
-  static_assert(std::is_invocable_v<const Integrand&, const Sample<dim>&, const TestFunction&,
-                                    const TrialFunction&, const detail::FieldArgument<Fields>&...>,
-                "integrate (bilinear form): the integrand must be callable as "
-                "f(sample, test, trial, fields...)");
-  static_assert(
-      std::is_convertible_v<
-          std::invoke_result_t<const Integrand&, const Sample<dim>&, const TestFunction&,
-                               const TrialFunction&, const detail::FieldArgument<Fields>&...>,
-          double>,
-      "integrate (bilinear form): the integrand must return a scalar");
+  if constexpr (detail::PreparedIntegrand<Integrand, dim, detail::FieldArgument<Fields>...>) {
+    using Prepared = detail::PreparedType<Integrand, dim, detail::FieldArgument<Fields>...>;
+    static_assert(std::is_invocable_r_v<double, const Integrand&, const Prepared&,
+                                        const TestFunction&, const TrialFunction&>,
+                  "integrate (bilinear form): an integrand with prepare(sample, fields...) must be "
+                  "callable as f(prepared, test, trial) and return a scalar");
+  } else {
+    static_assert(
+        std::is_invocable_v<const Integrand&, const Sample<dim>&, const TestFunction&,
+                            const TrialFunction&, const detail::FieldArgument<Fields>&...>,
+        "integrate (bilinear form): the integrand must be callable as "
+        "f(sample, test, trial, fields...)");
+    static_assert(
+        std::is_convertible_v<
+            std::invoke_result_t<const Integrand&, const Sample<dim>&, const TestFunction&,
+                                 const TrialFunction&, const detail::FieldArgument<Fields>&...>,
+            double>,
+        "integrate (bilinear form): the integrand must return a scalar");
+  }
   detail::check_restriction(test, quadrature, "test");
   detail::check_restriction(trial, quadrature, "trial");
   constexpr int nt = TestElement::node_count;
@@ -423,15 +440,26 @@ void integrate(memory::ArrayView<double> vector, const Q& quadrature, const Test
   constexpr int nc = Test::components;
   using Element = typename Test::Element;
   using TestFunction = ShapeFunction<dim, nc>;
-  static_assert(std::is_invocable_v<const Integrand&, const Sample<dim>&, const TestFunction&,
-                                    const detail::FieldArgument<Fields>&...>,
-                "integrate (linear form): the integrand must be callable as "
-                "f(sample, test, fields...)");
-  static_assert(std::is_convertible_v<
-                    std::invoke_result_t<const Integrand&, const Sample<dim>&, const TestFunction&,
-                                         const detail::FieldArgument<Fields>&...>,
-                    double>,
-                "integrate (linear form): the integrand must return a scalar");
+  constexpr bool prepared =
+      detail::PreparedIntegrand<Integrand, dim, detail::FieldArgument<Fields>...>;
+  if constexpr (prepared) {
+    using Prepared = detail::PreparedType<Integrand, dim, detail::FieldArgument<Fields>...>;
+    static_assert(
+        std::is_invocable_r_v<double, const Integrand&, const Prepared&, const TestFunction&>,
+        "integrate (linear form): an integrand with prepare(sample, fields...) must be callable "
+        "as f(prepared, test) and return a scalar");
+  } else {
+    static_assert(std::is_invocable_v<const Integrand&, const Sample<dim>&, const TestFunction&,
+                                      const detail::FieldArgument<Fields>&...>,
+                  "integrate (linear form): the integrand must be callable as "
+                  "f(sample, test, fields...)");
+    static_assert(
+        std::is_convertible_v<
+            std::invoke_result_t<const Integrand&, const Sample<dim>&, const TestFunction&,
+                                 const detail::FieldArgument<Fields>&...>,
+            double>,
+        "integrate (linear form): the integrand must return a scalar");
+  }
   detail::check_restriction(test, quadrature, "test");
   detail::check_size(vector.size(), static_cast<std::int64_t>(test.node_count()) * nc,
                      "integrate (linear form)");
@@ -469,13 +497,14 @@ void integrate(memory::ArrayView<double> vector, const Q& quadrature, const Test
         for (std::int32_t p = 0; p < q.point_count(e); ++p) {
           const Sample<dim> s = samples(p);
           const auto basis = detail::basis_at<Element, tabulated, GView>(s, rows);
+          const auto& at = detail::sample_part<prepared>(integrand, s, pack);
           for (int i = 0; i < nt; ++i) {
             const std::int32_t node_i =
                 restriction
                     .element_nodes[static_cast<std::size_t>(e) * nt + static_cast<std::size_t>(i)];
             for (int c = 0; c < nc; ++c) {
               const TestFunction v{basis.value[i], basis.gradient[i], c, node_i, nodes.x[i]};
-              local[i * nc + c] += s.weight * static_cast<double>(pack.call(integrand, s, v));
+              local[i * nc + c] += s.weight * detail::call_at<prepared>(integrand, at, pack, v);
             }
           }
         }

@@ -104,17 +104,6 @@ struct FluidFraction {
   }
 };
 
-/// Kirchhoff stress of every particle from its deformation gradient.
-template <int D>
-struct ComputeStress {
-  MaterialView material;
-  memory::ArrayView<const double> deformation;
-  memory::ArrayView<double> stress;
-  AFEM_HOST_DEVICE void operator()(std::size_t p) const {
-    store_matrix<D>(kirchhoff_stress<D>(material, load_matrix<D>(deformation, p)), stress, p);
-  }
-};
-
 /// Grid mass: rho0 N_i, weighted by the particle's initial volume (its quadrature weight).
 struct MassForm {
   double density = 0.0;
@@ -125,36 +114,46 @@ struct MassForm {
 };
 
 /// Grid momentum after the step's forces, component c of node i:
-/// rho0 (v_p + C_p (x_i - x_p))_c N_i - dt (tau_p grad N_i)_c, weighted by V0_p.
+/// rho0 (v_p + C_p (x_i - x_p))_c N_i - dt (tau_p grad N_i)_c, weighted by V0_p. The particle's
+/// part (its momentum, affine momentum and Kirchhoff stress) is prepared once per particle.
 template <int D>
 struct MomentumForm {
+  MaterialView material;
   memory::ArrayView<const double> velocities;
   memory::ArrayView<const double> affine;
-  memory::ArrayView<const double> stress;
+  memory::ArrayView<const double> deformation;
   double density = 0.0;
   double dt = 0.0;
-  template <class Sample, class Test>
-  AFEM_HOST_DEVICE double operator()(const Sample& s, const Test& v) const {
+
+  struct Particle {
+    Vector<D> position;
+    Vector<D> momentum;
+    Matrix<D> affine_momentum;
+    Matrix<D> stress_impulse;  ///< dt tau
+  };
+  template <class Sample>
+  AFEM_HOST_DEVICE Particle prepare(const Sample& s) const {
     const std::size_t p = s.index;
+    return {s.x, density * load_vector<D>(velocities, p), density * load_matrix<D>(affine, p),
+            dt * kirchhoff_stress<D>(material, load_matrix<D>(deformation, p))};
+  }
+  template <class Test>
+  AFEM_HOST_DEVICE double operator()(const Particle& particle, const Test& v) const {
     const int c = v.component;
-    const auto base = p * D * D + static_cast<std::size_t>(c * D);
-    const Vector<D> offset = v.node_position - s.x;
-    double momentum = velocities[p * D + static_cast<std::size_t>(c)];
-    double force = 0.0;
-    for (int d = 0; d < D; ++d) {
-      momentum += affine[base + static_cast<std::size_t>(d)] * offset[d];
-      force -= stress[base + static_cast<std::size_t>(d)] * v.basis_gradient[d];
-    }
-    return density * momentum * v.basis_value + dt * force;
+    const Vector<D> offset = v.node_position - particle.position;
+    return (particle.momentum[c] + particle.affine_momentum.row(c).dot(offset)) * v.basis_value -
+           particle.stress_impulse.row(c).dot(v.basis_gradient);
   }
 };
 
-/// Grid velocity from momentum and mass, gravity, and the walls.
+/// Grid velocity from momentum and mass, gravity, and the walls (momentum and velocity may be
+/// the same buffer).
 template <int D>
 struct UpdateGrid {
   GridNodes<D> nodes;
   memory::ArrayView<const double> mass;
-  memory::ArrayView<double> velocity;  ///< momentum on entry
+  memory::ArrayView<const double> momentum;
+  memory::ArrayView<double> velocity;
   double gravity_dt = 0.0;
   double min_mass = 0.0;
   bool walls = true;
@@ -165,7 +164,7 @@ struct UpdateGrid {
     Vector<D> v = Vector<D>::Zero();
     if (m > min_mass) {
       for (int d = 0; d < D; ++d) {
-        v[d] = velocity[n * D + static_cast<std::size_t>(d)] / m;
+        v[d] = momentum[n * D + static_cast<std::size_t>(d)] / m;
       }
       v[1] += gravity_dt;
     }
@@ -191,14 +190,6 @@ struct UpdateGrid {
   }
 };
 
-/// The grid velocity at a particle.
-struct VelocityAt {
-  template <class Sample, class Field>
-  AFEM_HOST_DEVICE auto operator()(const Sample& s, const Field& u) const {
-    return u.value(s);
-  }
-};
-
 /// The grid velocity gradient at a particle (row c: the gradient of component c).
 struct VelocityGradientAt {
   template <class Sample, class Field>
@@ -207,15 +198,24 @@ struct VelocityGradientAt {
   }
 };
 
-/// Grid momentum of the particles' velocities alone: rho0 v_p N_i, weighted by V0_p.
+/// Grid momentum of the particles' new velocities alone: rho0 v_p N_i, weighted by V0_p, where
+/// v_p is the grid velocity at the particle, found once per particle and recorded in `velocities`
+/// (the particle's slot: each particle is prepared once).
 template <int D>
 struct RemapForm {
-  memory::ArrayView<const double> velocities;
+  memory::ArrayView<double> velocities;
   double density = 0.0;
-  template <class Sample, class Test>
-  AFEM_HOST_DEVICE double operator()(const Sample& s, const Test& v) const {
-    return density * velocities[s.index * D + static_cast<std::size_t>(v.component)] *
-           v.basis_value;
+  template <class Sample, class Field>
+  AFEM_HOST_DEVICE Vector<D> prepare(const Sample& s, const Field& u) const {
+    const Vector<D> v = u.value(s);
+    for (int d = 0; d < D; ++d) {
+      velocities[s.index * D + static_cast<std::size_t>(d)] = v[d];
+    }
+    return density * v;
+  }
+  template <class Test>
+  AFEM_HOST_DEVICE double operator()(const Vector<D>& momentum, const Test& v) const {
+    return momentum[v.component] * v.basis_value;
   }
 };
 
@@ -395,9 +395,9 @@ public:
     return Spaces::node_grid(this->grid_).to_mesh_data();
   }
 
-  /// Grid velocity = momentum / mass + gravity_dt along y, with the walls (velocity_ holds the
-  /// momentum on entry).
-  void apply_grid_velocity(double gravity_dt);
+  /// Grid velocity = momentum / mass + gravity_dt along y, with the walls (`momentum` may be
+  /// velocity_'s own dofs).
+  void apply_grid_velocity(memory::ArrayView<const double> momentum, double gravity_dt);
 
   ScalarSpace scalar_space_;
   VectorSpace vector_space_;
@@ -475,26 +475,19 @@ void detail::SimulationOn<D, Spaces>::rebin() {
 template <int D, class Spaces>
 void detail::SimulationOn<D, Spaces>::particle_to_grid() {
   memory::Arena& arena = *this->arena_;
-  const auto n = static_cast<std::size_t>(this->particle_count_);
-  auto stress = memory::borrow_temporary<double>(arena, n * D * D, "Mpm.stress");
-  {
-    auto policy = memory::arena_policy(arena, "Mpm.thrust");
-    thrust::for_each_n(policy, thrust::counting_iterator<std::size_t>(0), n,
-                       detail::ComputeStress<D>{MaterialView(this->scene_.material),
-                                                this->deformation_.view(), stress.view()});
-  }
   fem::integrate(mass_.dofs(), quadrature_, scalar_restriction_,
                  detail::MassForm{this->scene_.material.density}, arena);
   fem::integrate(
       velocity_.dofs(), quadrature_, vector_restriction_,
-      detail::MomentumForm<D>{this->velocities_.view(), this->affine_.view(), stress.view(),
+      detail::MomentumForm<D>{MaterialView(this->scene_.material), this->velocities_.view(),
+                              this->affine_.view(), this->deformation_.view(),
                               this->scene_.material.density, this->scene_.dt},
       arena);
 }
 
 template <int D, class Spaces>
 void detail::SimulationOn<D, Spaces>::update_grid() {
-  apply_grid_velocity(this->scene_.gravity * this->scene_.dt);
+  apply_grid_velocity(velocity_.dofs(), this->scene_.gravity * this->scene_.dt);
   if (projection_) {
     // Leaves the wall-held components and the nodes without fluid as they are.
     auto fraction = memory::borrow_temporary<double>(
@@ -511,11 +504,12 @@ void detail::SimulationOn<D, Spaces>::update_grid() {
 }
 
 template <int D, class Spaces>
-void detail::SimulationOn<D, Spaces>::apply_grid_velocity(double gravity_dt) {
+void detail::SimulationOn<D, Spaces>::apply_grid_velocity(memory::ArrayView<const double> momentum,
+                                                          double gravity_dt) {
   auto policy = memory::arena_policy(*this->arena_, "Mpm.thrust");
   thrust::for_each_n(
       policy, thrust::counting_iterator<std::int32_t>(0), vector_space_.node_count(),
-      detail::UpdateGrid<D>{nodes_, mass_.dofs(), velocity_.dofs(), gravity_dt,
+      detail::UpdateGrid<D>{nodes_, mass_.dofs(), momentum, velocity_.dofs(), gravity_dt,
                             this->min_grid_mass(), this->scene_.walls, this->scene_.sticky_floor});
 }
 
@@ -525,15 +519,18 @@ void detail::SimulationOn<D, Spaces>::grid_to_particle() {
   const auto n = static_cast<std::size_t>(this->particle_count_);
   // The particles' new velocities go to scratch first and every allocation comes before the one
   // kernel that writes the particle state, so an error (out of memory) leaves the particles as
-  // they were. The particles take the grid velocity; their momentum is mapped back to the grid
-  // and the velocity gradient that moves F comes from that remapped velocity (a node that holds
-  // little mass then carries its particles' velocity instead of its own large acceleration).
+  // they were. The particles take the grid velocity (recorded as the remap finds it, in the same
+  // pass); their momentum is mapped back to the grid and the velocity gradient that moves F comes
+  // from that remapped velocity (a node that holds little mass then carries its particles'
+  // velocity instead of its own large acceleration).
   auto velocities = memory::borrow_temporary<double>(arena, n * D, "Mpm.new_velocities");
   auto gradients = memory::borrow_temporary<double>(arena, n * D * D, "Mpm.velocity_gradient");
-  fem::interpolate(velocities.view(), quadrature_, detail::VelocityAt{}, arena, velocity_);
-  fem::integrate(velocity_.dofs(), quadrature_, vector_restriction_,
-                 detail::RemapForm<D>{velocities.view(), this->scene_.material.density}, arena);
-  apply_grid_velocity(0.0);
+  auto momentum = memory::borrow_temporary<double>(
+      arena, static_cast<std::size_t>(vector_space_.dof_count()), "Mpm.remapped_momentum");
+  fem::integrate(momentum.view(), quadrature_, vector_restriction_,
+                 detail::RemapForm<D>{velocities.view(), this->scene_.material.density}, arena,
+                 velocity_);
+  apply_grid_velocity(momentum.view(), 0.0);
   fem::interpolate(gradients.view(), quadrature_, detail::VelocityGradientAt{}, arena, velocity_);
   const double dx = this->scene_.cell_size();
   auto policy = memory::arena_policy(arena, "Mpm.thrust");

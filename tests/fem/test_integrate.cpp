@@ -268,6 +268,89 @@ TEST_F(IntegrateTest, ExplicitQuadratureUsesTheCallersPointsAndChecksTheirSizes)
   EXPECT_THROW(quadrature::RegularQuadrature(cells, 11, *pool_), Error);
 }
 
+/// LoadForm with its load prepared once per sample; counts the preparations in the sample's slot.
+struct PreparedLoadForm {
+  memory::ArrayView<double> preparations;
+  template <int D>
+  AFEM_HOST_DEVICE double prepare(const Sample<D>& s) const {
+    preparations[s.index] += 1.0;
+    return 1.0 + s.x[0];
+  }
+  template <class V>
+  AFEM_HOST_DEVICE double operator()(double load, const V& v) const {
+    return load * v.value();
+  }
+};
+
+/// f u v with f a field argument.
+struct WeightedMassForm {
+  template <int D, class V, class U, class Field>
+  AFEM_HOST_DEVICE double operator()(const Sample<D>& s, const V& v, const U& u,
+                                     const Field& f) const {
+    return f(s) * u.value() * v.value();
+  }
+};
+
+/// The same with f read once per sample by prepare(), which is handed the field; counts the
+/// preparations in the sample's slot.
+struct PreparedWeightedMassForm {
+  memory::ArrayView<double> preparations;
+  template <int D, class Field>
+  AFEM_HOST_DEVICE double prepare(const Sample<D>& s, const Field& f) const {
+    preparations[s.index] += 1.0;
+    return f(s);
+  }
+  template <class V, class U>
+  AFEM_HOST_DEVICE double operator()(double weight, const V& v, const U& u) const {
+    return weight * u.value() * v.value();
+  }
+};
+
+TEST_F(IntegrateTest, PreparedIntegrandsRunTheirSamplePartOncePerSampleAndGiveTheSameForms) {
+  auto geometry = test::UnitBox<geometry::Quadmesh>::make(5, *pool_, *arena_);
+  const LagrangeSpace<geometry::Quadmesh, 2> space(*geometry, *pool_, *arena_);
+  const quadrature::Cells cells(*geometry);
+  const quadrature::RegularQuadrature q(cells, 3, *pool_);
+  const SpaceRestriction restriction(space, cells, *arena_);
+  const auto samples = static_cast<std::size_t>(q.sample_count());
+  const auto dofs = static_cast<std::size_t>(space.dof_count());
+  auto preparations = memory::borrow_temporary<double>(*pool_, samples, "test.preparations");
+  auto once = [&] {
+    for (const double count :
+         test::copy_to_host(memory::ArrayView<const double>(preparations.view()))) {
+      if (count != 1.0) {
+        return false;
+      }
+    }
+    return true;
+  };
+
+  test::copy_to_device(preparations.view(), std::vector<double>(samples, 0.0));
+  auto plain = memory::borrow_temporary<double>(*pool_, dofs, "test.plain");
+  auto prepared = memory::borrow_temporary<double>(*pool_, dofs, "test.prepared");
+  integrate(plain.view(), q, restriction, LoadForm{}, *arena_);
+  integrate(prepared.view(), q, restriction, PreparedLoadForm{preparations.view()}, *arena_);
+  EXPECT_TRUE(once()) << "linear form";
+  const auto b = test::copy_to_host(memory::ArrayView<const double>(plain.view()));
+  const auto b_prepared = test::copy_to_host(memory::ArrayView<const double>(prepared.view()));
+  ASSERT_EQ(b.size(), b_prepared.size());
+  for (std::size_t i = 0; i < b.size(); ++i) {
+    EXPECT_NEAR(b_prepared[i], b[i], 1e-15) << "dof " << i;
+  }
+
+  test::copy_to_device(preparations.view(), std::vector<double>(samples, 0.0));
+  const AnalyticField weight{Paraboloid{}};
+  BsrMatrix<1> matrix(*pool_);
+  BsrMatrix<1> matrix_prepared(*pool_);
+  integrate(matrix, q, restriction, restriction, WeightedMassForm{}, *arena_, weight);
+  integrate(matrix_prepared, q, restriction, restriction,
+            PreparedWeightedMassForm{preparations.view()}, *arena_, weight);
+  EXPECT_TRUE(once()) << "bilinear form";
+  const Eigen::MatrixXd a = Eigen::MatrixXd(test::to_eigen(matrix));
+  EXPECT_GT(a.cwiseAbs().maxCoeff(), 0.0);
+  EXPECT_LE((Eigen::MatrixXd(test::to_eigen(matrix_prepared)) - a).cwiseAbs().maxCoeff(), 1e-15);
+}
+
 TEST_F(IntegrateTest, SumsInAnOrderThatDoesNotDependOnTheThreadCount) {
 #if !AFEM_HAS_CUDA && defined(_OPENMP)
   auto geometry = test::UnitBox<geometry::Tetmesh>::make(6, *pool_, *arena_);
