@@ -7,10 +7,15 @@
 ///   linear    f(sample, test, fields...)        -> double
 ///   integral  f(sample, fields...)              -> double or a fixed-size Eigen vector/matrix
 /// where test and trial are ShapeFunction accessors (value(), grad(), div()) and fields are
-/// DiscreteField views or AnalyticFields. A linear or bilinear integrand may also define
-/// prepare(sample, fields...), called once per sample; its result then stands for the sample and
-/// the fields: f(prepared, test) and f(prepared, test, trial) (see detail/prepared.hpp). All scratch comes from the step arena and is given back
+/// DiscreteField views or AnalyticFields. All scratch comes from the step arena and is given back
 /// before returning; sums run in a fixed order (results do not depend on thread count).
+///
+/// Linear and bilinear integrands may also say what they need per sample:
+/// - `static constexpr bool reads_gradients = false`: the integrand never reads a test or trial
+///   function's gradient, so only the basis values are evaluated (the gradients are zero);
+/// - `prepare(sample, fields...)`: called once per sample; its result stands for the sample and
+///   the fields in the calls per function, f(prepared, test) and f(prepared, test, trial) (see
+///   detail/prepared.hpp).
 
 #include <thrust/copy.h>
 #include <thrust/count.h>
@@ -210,10 +215,11 @@ memory::Temporary<double> tabulate(const QView& q, memory::Arena& scratch) {
 }
 
 /// The basis at a sample of a cell of `GView`: from its table row (cell domains) or evaluated
-/// there; gradients mapped by the diagonal inverse Jacobian on grids.
-template <class Element, bool Tabulated, class GView, int D>
+/// there; gradients mapped by the diagonal inverse Jacobian on grids, or not evaluated when the
+/// integrand reads none.
+template <class Element, bool Tabulated, class GView, bool Gradients, int D>
 AFEM_HOST_DEVICE auto basis_at(const Sample<D>& s, memory::ArrayView<const double> rows) {
-  using Mapped = Basis<Element, GridMap<GView>>;
+  using Mapped = Basis<Element, GridMap<GView>, Gradients>;
   if constexpr (Tabulated) {
     return Mapped(s, &rows[static_cast<std::size_t>(s.point) * Mapped::row_size]);
   } else {
@@ -255,14 +261,15 @@ AFEM_HOST_DEVICE void add_point(double* block, const Sample<D>& s,
                                 memory::ArrayView<const double> trial_rows,
                                 const TestNodes& test_nodes, const TrialNodes& trial_nodes,
                                 const Integrand& integrand, const Pack& pack) {
-  const auto test_basis = basis_at<TestElement, Tabulated, GView>(s, test_rows);
+  constexpr bool gradients = reads_gradients<Integrand>();
+  const auto test_basis = basis_at<TestElement, Tabulated, GView, gradients>(s, test_rows);
   if constexpr (std::is_same_v<TestElement, TrialElement>) {
     add_pairs<B, Prepared>(block, s, test_basis, test_nodes, test_basis, trial_nodes, integrand,
                            pack);
   } else {
     add_pairs<B, Prepared>(block, s, test_basis, test_nodes,
-                           basis_at<TrialElement, Tabulated, GView>(s, trial_rows), trial_nodes,
-                           integrand, pack);
+                           basis_at<TrialElement, Tabulated, GView, gradients>(s, trial_rows),
+                           trial_nodes, integrand, pack);
   }
 }
 
@@ -496,7 +503,9 @@ void integrate(memory::ArrayView<double> vector, const Q& quadrature, const Test
         const detail::NodePositions<Element, GView> nodes(domain.geometry, domain.element_cell(e));
         for (std::int32_t p = 0; p < q.point_count(e); ++p) {
           const Sample<dim> s = samples(p);
-          const auto basis = detail::basis_at<Element, tabulated, GView>(s, rows);
+          const auto basis =
+              detail::basis_at<Element, tabulated, GView, detail::reads_gradients<Integrand>()>(
+                  s, rows);
           const auto& at = detail::sample_part<prepared>(integrand, s, pack);
           for (int i = 0; i < nt; ++i) {
             const std::int32_t node_i =

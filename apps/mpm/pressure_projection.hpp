@@ -81,6 +81,7 @@ struct Transposed {
 
 /// The lumped mass rho theta phi_i.
 struct FluidMassForm {
+  static constexpr bool reads_gradients = false;
   memory::ArrayView<const double> fraction;
   double density = 0.0;
   template <class Sample, class Test>

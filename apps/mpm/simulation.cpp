@@ -106,6 +106,7 @@ struct FluidFraction {
 
 /// Grid mass: rho0 N_i, weighted by the particle's initial volume (its quadrature weight).
 struct MassForm {
+  static constexpr bool reads_gradients = false;
   double density = 0.0;
   template <class Sample, class Test>
   AFEM_HOST_DEVICE double operator()(const Sample& /*s*/, const Test& v) const {
@@ -203,6 +204,7 @@ struct VelocityGradientAt {
 /// (the particle's slot: each particle is prepared once).
 template <int D>
 struct RemapForm {
+  static constexpr bool reads_gradients = false;
   memory::ArrayView<double> velocities;
   double density = 0.0;
   template <class Sample, class Field>

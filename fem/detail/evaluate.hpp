@@ -285,10 +285,21 @@ struct NodePositions {
   }
 };
 
+/// Whether integrate() evaluates the basis gradients for `Integrand`: unless it declares
+/// `static constexpr bool reads_gradients = false`.
+template <class Integrand>
+constexpr bool reads_gradients() {
+  if constexpr (requires { Integrand::reads_gradients; }) {
+    return Integrand::reads_gradients;
+  } else {
+    return true;
+  }
+}
+
 /// An element's basis at a sample: values and gradients in physical coordinates. Diagonal: the
 /// sample's inverse Jacobian is diagonal (cells of a grid), so a gradient maps by D products
-/// instead of a D x D product.
-template <class Element, bool Diagonal = false>
+/// instead of a D x D product. Without Gradients, the values only (the gradients are zero).
+template <class Element, bool Diagonal = false, bool Gradients = true>
 struct Basis {
   static constexpr int dim = Element::dimension;
   static constexpr int node_count = Element::node_count;
@@ -297,23 +308,36 @@ struct Basis {
 
   /// Evaluated at the sample's coordinates.
   AFEM_HOST_DEVICE explicit Basis(const Sample<dim>& s) {
-    double reference[Element::node_count * dim];
     Element::values(s.coords, value);
-    Element::gradients(s.coords, reference);
-    map_gradients(s, reference);
+    if constexpr (Gradients) {
+      double reference[Element::node_count * dim];
+      Element::gradients(s.coords, reference);
+      map_gradients(s, reference);
+    } else {
+      zero_gradients();
+    }
   }
   /// From a row of a reference table (values, then gradients; see reference_basis_table).
   AFEM_HOST_DEVICE Basis(const Sample<dim>& s, const double* row) {
     for (int k = 0; k < Element::node_count; ++k) {
       value[k] = row[k];
     }
-    map_gradients(s, row + Element::node_count);
+    if constexpr (Gradients) {
+      map_gradients(s, row + Element::node_count);
+    } else {
+      zero_gradients();
+    }
   }
 
   /// Values and reference gradients at one point, as a table row.
   static constexpr int row_size = Element::node_count * (1 + dim);
 
 private:
+  AFEM_HOST_DEVICE void zero_gradients() {
+    for (int k = 0; k < Element::node_count; ++k) {
+      gradient[k].setZero();
+    }
+  }
   AFEM_HOST_DEVICE void map_gradients(const Sample<dim>& s, const double* reference) {
     for (int k = 0; k < Element::node_count; ++k) {
       Eigen::Matrix<double, dim, 1> g;

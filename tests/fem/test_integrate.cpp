@@ -3,6 +3,7 @@
 // steady-state memory and the errors.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <string>
@@ -268,6 +269,15 @@ TEST_F(IntegrateTest, ExplicitQuadratureUsesTheCallersPointsAndChecksTheirSizes)
   EXPECT_THROW(quadrature::RegularQuadrature(cells, 11, *pool_), Error);
 }
 
+/// LoadForm declaring that it reads no gradients.
+struct ValuesOnlyLoadForm {
+  static constexpr bool reads_gradients = false;
+  template <int D, class V>
+  AFEM_HOST_DEVICE double operator()(const Sample<D>& s, const V& v) const {
+    return (1.0 + s.x[0]) * v.value();
+  }
+};
+
 /// LoadForm with its load prepared once per sample; counts the preparations in the sample's slot.
 struct PreparedLoadForm {
   memory::ArrayView<double> preparations;
@@ -291,9 +301,10 @@ struct WeightedMassForm {
   }
 };
 
-/// The same with f read once per sample by prepare(), which is handed the field; counts the
-/// preparations in the sample's slot.
+/// The same with f read once per sample by prepare(), which is handed the field, and no basis
+/// gradients; counts the preparations in the sample's slot.
 struct PreparedWeightedMassForm {
+  static constexpr bool reads_gradients = false;
   memory::ArrayView<double> preparations;
   template <int D, class Field>
   AFEM_HOST_DEVICE double prepare(const Sample<D>& s, const Field& f) const {
@@ -306,7 +317,7 @@ struct PreparedWeightedMassForm {
   }
 };
 
-TEST_F(IntegrateTest, PreparedIntegrandsRunTheirSamplePartOncePerSampleAndGiveTheSameForms) {
+TEST_F(IntegrateTest, IntegrandsThatPrepareOrReadNoGradientsGiveTheSameForms) {
   auto geometry = test::UnitBox<geometry::Quadmesh>::make(5, *pool_, *arena_);
   const LagrangeSpace<geometry::Quadmesh, 2> space(*geometry, *pool_, *arena_);
   const quadrature::Cells cells(*geometry);
@@ -328,14 +339,19 @@ TEST_F(IntegrateTest, PreparedIntegrandsRunTheirSamplePartOncePerSampleAndGiveTh
   test::copy_to_device(preparations.view(), std::vector<double>(samples, 0.0));
   auto plain = memory::borrow_temporary<double>(*pool_, dofs, "test.plain");
   auto prepared = memory::borrow_temporary<double>(*pool_, dofs, "test.prepared");
+  auto values_only = memory::borrow_temporary<double>(*pool_, dofs, "test.values_only");
   integrate(plain.view(), q, restriction, LoadForm{}, *arena_);
   integrate(prepared.view(), q, restriction, PreparedLoadForm{preparations.view()}, *arena_);
+  integrate(values_only.view(), q, restriction, ValuesOnlyLoadForm{}, *arena_);
   EXPECT_TRUE(once()) << "linear form";
   const auto b = test::copy_to_host(memory::ArrayView<const double>(plain.view()));
   const auto b_prepared = test::copy_to_host(memory::ArrayView<const double>(prepared.view()));
+  const auto b_values = test::copy_to_host(memory::ArrayView<const double>(values_only.view()));
   ASSERT_EQ(b.size(), b_prepared.size());
+  EXPECT_GT(*std::max_element(b.begin(), b.end()), 0.0);
   for (std::size_t i = 0; i < b.size(); ++i) {
     EXPECT_NEAR(b_prepared[i], b[i], 1e-15) << "dof " << i;
+    EXPECT_NEAR(b_values[i], b[i], 1e-15) << "dof " << i;
   }
 
   test::copy_to_device(preparations.view(), std::vector<double>(samples, 0.0));
