@@ -15,6 +15,7 @@
 #include <string>
 
 #include "fem/bspline_space.hpp"
+#include "fem/component_restriction.hpp"
 #include "fem/field.hpp"
 #include "fem/integrate.hpp"
 #include "fem/interpolate.hpp"
@@ -407,7 +408,9 @@ public:
   geometry::CellBasedGeometryPartition<Grid> active_partition_;
   quadrature::Cells<Grid> active_cells_;
   fem::SpaceRestriction<ScalarSpace, quadrature::Cells<Grid>> scalar_restriction_;
-  fem::SpaceRestriction<VectorSpace, quadrature::Cells<Grid>> vector_restriction_;
+  /// The scalar restriction read with D components (the vector space has the same nodes).
+  fem::ComponentRestriction<fem::SpaceRestriction<ScalarSpace, quadrature::Cells<Grid>>, D>
+      vector_restriction_;
   fem::DiscreteField<ScalarSpace> mass_;
   fem::DiscreteField<VectorSpace> velocity_;
   quadrature::PicQuadrature<Grid> quadrature_;
@@ -443,7 +446,7 @@ detail::SimulationOn<D, Spaces>::SimulationOn(const Scene& scene, memory::Pool& 
       active_partition_(this->grid_, pool, {.max_cells = this->grid_.cell_count(), .sides = false}),
       active_cells_(active_partition_),
       scalar_restriction_(scalar_space_, active_cells_, step_arena),
-      vector_restriction_(vector_space_, active_cells_, step_arena),
+      vector_restriction_(scalar_restriction_),
       mass_(scalar_space_),
       velocity_(vector_space_),
       quadrature_(active_cells_, pool, {.max_particles = this->particle_count_}),
@@ -470,7 +473,6 @@ void detail::SimulationOn<D, Spaces>::rebin() {
     active_partition_.select_mask(mask.view(), arena);
   }
   scalar_restriction_.rebuild(arena);
-  vector_restriction_.rebuild(arena);
   quadrature_.rebin(this->positions_.view(), this->volumes_.view(), arena);
 }
 

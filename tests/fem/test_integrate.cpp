@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "fem/boundary.hpp"
+#include "fem/component_restriction.hpp"
 #include "fem/integrate.hpp"
 #include "fem/interpolate.hpp"
 #include "fem/nodal_quadrature.hpp"
@@ -365,6 +366,43 @@ TEST_F(IntegrateTest, IntegrandsThatPrepareOrReadNoGradientsGiveTheSameForms) {
   const Eigen::MatrixXd a = Eigen::MatrixXd(test::to_eigen(matrix));
   EXPECT_GT(a.cwiseAbs().maxCoeff(), 0.0);
   EXPECT_LE((Eigen::MatrixXd(test::to_eigen(matrix_prepared)) - a).cwiseAbs().maxCoeff(), 1e-15);
+}
+
+TEST_F(IntegrateTest, AScalarRestrictionReadWithComponentsAssemblesAsTheVectorSpacesOwn) {
+  auto geometry = test::UnitBox<geometry::Trimesh>::make(4, *pool_, *arena_);
+  const LagrangeSpace<geometry::Trimesh, 2> scalar_space(*geometry, *pool_, *arena_);
+  const LagrangeSpace<geometry::Trimesh, 2, 2> vector_space(*geometry, *pool_, *arena_);
+  const quadrature::Cells cells(*geometry);
+  const quadrature::RegularQuadrature q(cells, 4, *pool_);
+  SpaceRestriction scalar(scalar_space, cells, *arena_);
+  const SpaceRestriction own(vector_space, cells, *arena_);
+  const auto read = with_components<2>(scalar);
+  EXPECT_EQ(read.node_count(), own.node_count());
+  EXPECT_EQ(read.element_count(), own.element_count());
+
+  const auto dofs = static_cast<std::size_t>(vector_space.dof_count());
+  auto b_own = memory::borrow_temporary<double>(*pool_, dofs, "test.b_own");
+  auto b_read = memory::borrow_temporary<double>(*pool_, dofs, "test.b_read");
+  integrate(b_own.view(), q, own, LoadVectorForm{}, *arena_);
+  integrate(b_read.view(), q, read, LoadVectorForm{}, *arena_);
+  EXPECT_EQ(test::copy_to_host(memory::ArrayView<const double>(b_read.view())),
+            test::copy_to_host(memory::ArrayView<const double>(b_own.view())));
+
+  BsrMatrix<2> a_own(*pool_);
+  BsrMatrix<2> a_read(*pool_);
+  integrate(a_own, q, own, own, ElasticMassForm{1.0, 0.5}, *arena_);
+  integrate(a_read, q, read, read, ElasticMassForm{1.0, 0.5}, *arena_);
+  const Eigen::MatrixXd expected = Eigen::MatrixXd(test::to_eigen(a_own));
+  EXPECT_GT(expected.cwiseAbs().maxCoeff(), 0.0);
+  EXPECT_EQ((Eigen::MatrixXd(test::to_eigen(a_read)) - expected).cwiseAbs().maxCoeff(), 0.0);
+
+  // A rebuild of the scalar restriction is the component view's rebuild: new version, new plan.
+  const std::uint64_t before = read.version();
+  scalar.rebuild(*arena_);
+  EXPECT_NE(read.version(), before);
+  EXPECT_EQ(read.version(), scalar.version());
+  integrate(a_read, q, read, read, ElasticMassForm{1.0, 0.5}, *arena_);
+  EXPECT_EQ((Eigen::MatrixXd(test::to_eigen(a_read)) - expected).cwiseAbs().maxCoeff(), 0.0);
 }
 
 TEST_F(IntegrateTest, SumsInAnOrderThatDoesNotDependOnTheThreadCount) {
