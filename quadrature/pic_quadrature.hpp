@@ -16,6 +16,7 @@
 #include <limits>
 #include <span>
 #include <string>
+#include <utility>
 
 #include "geometry/geometry.hpp"
 #include "geometry/mesh.hpp"
@@ -104,26 +105,78 @@ public:
                                                   ", expected >= 0");
   }
 
+  /// Particles located in the geometry but not yet binned (what locate() returns and bin()
+  /// takes): each particle's cell (-1 outside the geometry) and reference coordinates, in fresh
+  /// buffers of the quadrature's pool, and the caller's measures, which must stay valid until
+  /// bin(). Move-only; owns its buffers until bin() takes them or it is destroyed.
+  class LocatedParticles {
+  public:
+    /// Each particle's cell of the geometry, -1 outside it.
+    [[nodiscard]] memory::ArrayView<const std::int32_t> cells() const {
+      return cells_.view().subview(0, static_cast<std::size_t>(count_));
+    }
+    [[nodiscard]] std::int32_t count() const { return count_; }
+
+  private:
+    friend class PicQuadrature;
+    LocatedParticles(memory::Temporary<std::int32_t> cells, memory::Temporary<double> coords,
+                     memory::ArrayView<const double> measures, std::int32_t count)
+        : cells_(std::move(cells)),
+          coords_(std::move(coords)),
+          measures_(measures),
+          count_(count) {}
+    memory::Temporary<std::int32_t> cells_;
+    memory::Temporary<double> coords_;
+    memory::ArrayView<const double> measures_;
+    std::int32_t count_ = 0;
+  };
+
   /// Bins the particles at `positions` (dimension values per particle) with `measures` (volume or
-  /// area per particle), both in the pool's memory. Particles outside the geometry are counted
-  /// and left out of every cell. Throws afem::Error when the sizes disagree or exceed the
-  /// capacity; no device-to-host read happens here.
+  /// area per particle), both in the pool's memory: locate() then bin(). Particles outside the
+  /// geometry are counted and left out of every cell. Throws afem::Error when the sizes disagree
+  /// or exceed the capacity; no device-to-host read happens here.
   void rebin(memory::ArrayView<const double> positions, memory::ArrayView<const double> measures,
              memory::Arena& scratch) {
+    bin(locate(positions, measures, scratch), scratch);
+  }
+
+  /// The first half of rebin(): looks the particles up in the geometry. Changes nothing in the
+  /// quadrature, so a caller can select the domain's cells from the particles' cells (the cells
+  /// that hold particles) before bin(). Throws afem::Error when the sizes disagree or exceed the
+  /// capacity.
+  [[nodiscard]] LocatedParticles locate(memory::ArrayView<const double> positions,
+                                        memory::ArrayView<const double> measures,
+                                        memory::Arena& scratch) const {
     const auto n = static_cast<std::int64_t>(measures.size());
     AFEM_EXPECTS(positions.size() == measures.size() * dimension,
-                 "PicQuadrature::rebin: " + std::to_string(positions.size()) +
-                     " position values for " + std::to_string(n) + " particles, expected " +
-                     std::to_string(dimension) + " per particle");
-    AFEM_EXPECTS(
-        n < std::numeric_limits<std::int32_t>::max(),
-        "PicQuadrature::rebin: " + std::to_string(n) + " particles overflow 32-bit indices");
+                 "PicQuadrature: " + std::to_string(positions.size()) + " position values for " +
+                     std::to_string(n) + " particles, expected " + std::to_string(dimension) +
+                     " per particle");
+    AFEM_EXPECTS(n < std::numeric_limits<std::int32_t>::max(),
+                 "PicQuadrature: " + std::to_string(n) + " particles overflow 32-bit indices");
     AFEM_EXPECTS(capacity_.max_particles == 0 || n <= capacity_.max_particles,
-                 "PicQuadrature::rebin: " + std::to_string(n) +
-                     " particles exceed the capacity of " +
+                 "PicQuadrature: " + std::to_string(n) + " particles exceed the capacity of " +
                      std::to_string(capacity_.max_particles));
     const auto count = static_cast<std::int32_t>(n);
     const auto slots = static_cast<std::size_t>(std::max(count, capacity_.max_particles));
+    auto cells =
+        memory::borrow_temporary<std::int32_t>(*pool_, slots, "PicQuadrature.particle_cells");
+    auto coords = memory::borrow_temporary<double>(*pool_, slots * dimension,
+                                                   "PicQuadrature.particle_coords");
+    const auto used = static_cast<std::size_t>(count);
+    geometry_->lookup(positions,
+                      geometry::LookupResult{cells.view().subview(0, used),
+                                             coords.view().subview(0, used * dimension)},
+                      scratch);
+    return LocatedParticles(std::move(cells), std::move(coords), measures, count);
+  }
+
+  /// The second half of rebin(): bins located particles into the elements of the domain as it is
+  /// now (particles in cells outside its partition count as outside) and swaps the result in;
+  /// an error leaves the previous binning in place.
+  void bin(LocatedParticles located, memory::Arena& scratch) {
+    const std::int32_t count = located.count_;
+    const auto slots = located.cells_.size();
     const std::int32_t elements = domain_.element_count();
     const std::int64_t element_slots = std::max<std::int64_t>(elements, domain_.element_capacity());
     memory::Pool& pool = *pool_;
@@ -133,19 +186,15 @@ public:
         memory::borrow_temporary<std::int32_t>(pool, slots, "PicQuadrature.cell_particle_indices");
     auto fraction =
         memory::borrow_temporary<double>(pool, slots, "PicQuadrature.particle_fraction");
-    auto coords =
-        memory::borrow_temporary<double>(pool, slots * dimension, "PicQuadrature.particle_coords");
-    auto particle_cells =
-        memory::borrow_temporary<std::int32_t>(pool, slots, "PicQuadrature.particle_cells");
     auto measure = memory::borrow_temporary<double>(pool, slots, "PicQuadrature.particle_measure");
     auto outside = memory::borrow_temporary<std::int32_t>(pool, 1, "PicQuadrature.outside_count");
-    detail_bin(positions, measures, count, offsets.view(), indices.view(), fraction.view(),
-               coords.view(), particle_cells.view(), measure.view(), outside.view(), scratch);
+    detail_bin(located.measures_, count, offsets.view(), indices.view(), fraction.view(),
+               located.cells_.view(), measure.view(), outside.view(), scratch);
     memory::replace_owned(offsets_, std::move(offsets));
     memory::replace_owned(indices_, std::move(indices));
     memory::replace_owned(fraction_, std::move(fraction));
-    memory::replace_owned(coords_, std::move(coords));
-    memory::replace_owned(cells_, std::move(particle_cells));
+    memory::replace_owned(coords_, std::move(located.coords_));
+    memory::replace_owned(cells_, std::move(located.cells_));
     memory::replace_owned(measure_, std::move(measure));
     memory::replace_owned(outside_, std::move(outside));
     particle_count_ = count;
@@ -184,10 +233,9 @@ public:
   }
 
   /// The binning kernels (public for nvcc's device lambdas; call rebin()).
-  void detail_bin(memory::ArrayView<const double> positions,
-                  memory::ArrayView<const double> measures, std::int32_t count,
+  void detail_bin(memory::ArrayView<const double> measures, std::int32_t count,
                   memory::ArrayView<std::int32_t> offsets, memory::ArrayView<std::int32_t> indices,
-                  memory::ArrayView<double> fraction, memory::ArrayView<double> coords,
+                  memory::ArrayView<double> fraction,
                   memory::ArrayView<std::int32_t> particle_cells, memory::ArrayView<double> measure,
                   memory::ArrayView<std::int32_t> outside, memory::Arena& scratch) const {
     auto policy = memory::arena_policy(scratch, "PicQuadrature.thrust");
@@ -195,10 +243,6 @@ public:
     const std::int32_t elements = domain.count;
     const std::int32_t cells = geometry_->cell_count();
     const auto n = static_cast<std::size_t>(count);
-    geometry_->lookup(
-        positions,
-        geometry::LookupResult{particle_cells.subview(0, n), coords.subview(0, n * dimension)},
-        scratch);
     // Element of each cell: the cell itself, or its place in the partition (-1 outside it).
     const bool listed = domain.source == Cells<G>::View::Source::list;
     auto element_map = memory::borrow_temporary<std::int32_t>(

@@ -13,6 +13,7 @@
 #include <memory>
 #include <span>
 #include <string>
+#include <utility>
 
 #include "fem/bspline_space.hpp"
 #include "fem/component_restriction.hpp"
@@ -70,18 +71,14 @@ AFEM_HOST_DEVICE Vector<D> load_vector(memory::ArrayView<const double> values, s
   return v;
 }
 
-/// Marks the cell that holds every particle, located in closed form on the grid (particles outside
-/// it mark nothing). Equal values may be written by several threads.
-template <int D>
+/// Marks the cell that holds every located particle (particles outside the grid mark nothing).
+/// Equal values may be written by several threads.
 struct MarkCells {
-  geometry::GridView<D> grid;
-  memory::ArrayView<const double> positions;
+  memory::ArrayView<const std::int32_t> cells;
   memory::ArrayView<std::uint8_t> mask;
   AFEM_HOST_DEVICE void operator()(std::size_t p) const {
-    const Vector<D> x = load_vector<D>(positions, p);
-    std::int32_t cell = -1;
-    Vector<D> xi;
-    if (grid.locate(x, cell, xi)) {
+    const std::int32_t cell = cells[p];
+    if (cell >= 0) {
       mask[static_cast<std::size_t>(cell)] = 1;
     }
   }
@@ -461,19 +458,21 @@ detail::SimulationOn<D, Spaces>::SimulationOn(const Scene& scene, memory::Pool& 
 template <int D, class Spaces>
 void detail::SimulationOn<D, Spaces>::rebin() {
   memory::Arena& arena = *this->arena_;
-  const auto n = static_cast<std::size_t>(this->particle_count_);
+  // The particles are located once: their cells select the active cells, then they are binned
+  // into them.
+  auto located = quadrature_.locate(this->positions_.view(), this->volumes_.view(), arena);
   {
     auto mask = memory::borrow_temporary<std::uint8_t>(
         arena, static_cast<std::size_t>(this->grid_.cell_count()), "Mpm.active_mask");
     auto policy = memory::arena_policy(arena, "Mpm.thrust");
     thrust::fill(policy, mask.view().begin(), mask.view().end(), std::uint8_t{0});
-    thrust::for_each_n(
-        policy, thrust::counting_iterator<std::size_t>(0), n,
-        detail::MarkCells<D>{this->grid_.view(), this->positions_.view(), mask.view()});
+    thrust::for_each_n(policy, thrust::counting_iterator<std::size_t>(0),
+                       static_cast<std::size_t>(located.count()),
+                       detail::MarkCells{located.cells(), mask.view()});
     active_partition_.select_mask(mask.view(), arena);
   }
   scalar_restriction_.rebuild(arena);
-  quadrature_.rebin(this->positions_.view(), this->volumes_.view(), arena);
+  quadrature_.bin(std::move(located), arena);
 }
 
 template <int D, class Spaces>

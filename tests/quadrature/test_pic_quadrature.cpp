@@ -1,11 +1,13 @@
 // PicQuadrature: particles binned by cell with offsets, fractions and coordinates that match a
 // host reference; particles outside are counted and excluded; rebins replace the buffers without
-// growth; bad sizes are refused and leave the binning as it was.
+// growth; bad sizes are refused and leave the binning as it was; located particles select a
+// partition before they are binned.
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "../fem/reference_assembly.hpp"
@@ -192,6 +194,53 @@ TEST_F(PicRebinTest, BinsIntoThePartitionsCells) {
   EXPECT_EQ(test::copy_to_host(pic.view().cell_particle_indices).front(), 15);
   const memory::LedgerSnapshot after = pool_->ledger();
   EXPECT_EQ(after.find("PicQuadrature.cell_particle_offsets")->live_bytes, offsets_bytes);
+}
+
+// locate() changes nothing and shows each particle's cell; the caller selects the partition's
+// cells from them (the cells that hold particles) and bin() then bins into those, as rebin()
+// would after the same selection.
+TEST_F(PicRebinTest, LocatedParticlesSelectThePartitionBeforeTheyAreBinned) {
+  auto geometry = test::UnitBox<geometry::Grid2D>::make(4, *pool_, *arena_);
+  geometry::CellBasedGeometryPartition partition(*geometry, *pool_, {.max_cells = 16});
+  const Cells cells(partition);
+  PicQuadrature pic(cells, *pool_);
+  // Particles at the centres of cells 9, 2, 9 and 14, and one outside the grid.
+  const std::vector<double> positions = {0.375, 0.625, 0.625, 0.125, 0.375,
+                                         0.625, 0.625, 0.875, 1.5,   0.5};
+  auto x = memory::borrow_temporary<double>(*pool_, positions.size(), "test.positions");
+  auto m = memory::borrow_temporary<double>(*pool_, 5, "test.measures");
+  test::copy_to_device(x.view(), positions);
+  test::copy_to_device(m.view(), std::vector<double>(5, 0.01));
+  auto located = pic.locate(x.view(), m.view(), *arena_);
+  EXPECT_EQ(pic.particle_count(), 0);
+  EXPECT_EQ(located.count(), 5);
+  const std::vector<std::int32_t> particle_cells = test::copy_to_host(located.cells());
+  EXPECT_EQ(particle_cells, std::vector<std::int32_t>({9, 2, 9, 14, -1}));
+
+  std::vector<std::uint8_t> mask(16, 0);
+  for (const std::int32_t cell : particle_cells) {
+    if (cell >= 0) {
+      mask[static_cast<std::size_t>(cell)] = 1;
+    }
+  }
+  auto device_mask = memory::borrow_temporary<std::uint8_t>(*arena_, 16, "test.mask");
+  test::copy_to_device(device_mask.view(), mask);
+  partition.select_mask(device_mask.view(), *arena_);
+  ASSERT_EQ(partition.cell_count(), 3);
+  pic.bin(std::move(located), *arena_);
+  EXPECT_EQ(pic.particle_count(), 5);
+  EXPECT_EQ(pic.outside_count(), 1);
+  // Elements are the selected cells in cell order: 2, 9, 14.
+  EXPECT_EQ(test::copy_to_host(pic.view().cell_particle_offsets),
+            std::vector<std::int32_t>({0, 1, 3, 4}));
+  EXPECT_EQ(test::copy_to_host(pic.view().cell_particle_indices),
+            std::vector<std::int32_t>({1, 0, 2, 3, 4}));
+  const std::vector<double> coords = test::copy_to_host(pic.view().particle_coords);
+  EXPECT_DOUBLE_EQ(coords[0], 0.5);
+  EXPECT_DOUBLE_EQ(coords[1], 0.5);
+
+  EXPECT_THROW((void)pic.locate(x.view().subview(0, 9), m.view(), *arena_), Error);
+  EXPECT_EQ(pic.particle_count(), 5);
 }
 
 // A partition that selects cells only serves cell domains (PIC binning); side domains over it are
