@@ -167,7 +167,7 @@ struct UpdateGrid {
       }
       v[1] += gravity_dt;
     }
-    if (walls) {
+    if (walls && m > min_mass) {  // the walls only ever zero components: nothing to do at rest
       double at[D];
       nodes.position(node, at);
       for (int d = 0; d < D; ++d) {
