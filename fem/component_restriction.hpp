@@ -26,12 +26,18 @@ public:
   static constexpr int components = C;
 
   explicit ComponentRestriction(const Restriction& scalar) : scalar_(&scalar) {}
+  /// A temporary restriction would be gone before this is used.
+  explicit ComponentRestriction(const Restriction&& scalar) = delete;
 
+  /// The scalar restriction's domain.
   [[nodiscard]] const DomainType& domain() const { return scalar_->domain(); }
   /// Rows (test) or columns (trial) of an assembled matrix, in blocks of C.
   [[nodiscard]] std::int32_t node_count() const { return scalar_->node_count(); }
+  /// Elements of the domain at the scalar restriction's last rebuild.
   [[nodiscard]] std::int32_t element_count() const { return scalar_->element_count(); }
+  /// The scalar restriction's version: a matrix plan built on one holds for the other.
   [[nodiscard]] std::uint64_t version() const { return scalar_->version(); }
+  /// The scalar restriction's node numbering, which is this one's.
   [[nodiscard]] RestrictionView view() const { return scalar_->view(); }
 
 private:
@@ -43,5 +49,7 @@ template <int C, class Restriction>
 ComponentRestriction<Restriction, C> with_components(const Restriction& scalar) {
   return ComponentRestriction<Restriction, C>(scalar);
 }
+template <int C, class Restriction>
+void with_components(const Restriction&& scalar) = delete;
 
 }  // namespace afem::fem

@@ -10,12 +10,12 @@
 /// DiscreteField views or AnalyticFields. All scratch comes from the step arena and is given back
 /// before returning; sums run in a fixed order (results do not depend on thread count).
 ///
-/// Linear and bilinear integrands may also say what they need per sample:
+/// Linear and bilinear integrands may also say what they need per sample
+/// (detail/integrand_needs.hpp):
 /// - `static constexpr bool reads_gradients = false`: the integrand never reads a test or trial
 ///   function's gradient, so only the basis values are evaluated (the gradients are zero);
 /// - `prepare(sample, fields...)`: called once per sample; its result stands for the sample and
-///   the fields in the calls per function, f(prepared, test) and f(prepared, test, trial) (see
-///   detail/prepared.hpp).
+///   the fields in the calls per function, f(prepared, test) and f(prepared, test, trial).
 
 #include <thrust/copy.h>
 #include <thrust/count.h>
@@ -37,7 +37,7 @@
 #include "fem/bsr_matrix.hpp"
 #include "fem/detail/evaluate.hpp"
 #include "fem/detail/field_pack.hpp"
-#include "fem/detail/prepared.hpp"
+#include "fem/detail/integrand_needs.hpp"
 #include "fem/detail/value_traits.hpp"
 #include "fem/field.hpp"
 #include "fem/sample.hpp"
@@ -400,6 +400,9 @@ void integrate(BsrMatrix<B>& matrix, const Q& quadrature, const Test& test, cons
                                         const TestFunction&, const TrialFunction&>,
                   "integrate (bilinear form): an integrand with prepare(sample, fields...) must be "
                   "callable as f(prepared, test, trial) and return a scalar");
+    static_assert(detail::storable_prepared<Prepared>,
+                  "integrate (bilinear form): prepare() returns an Eigen expression, which refers "
+                  "to its own locals; return a plain matrix or vector (.eval())");
   } else {
     static_assert(
         std::is_invocable_v<const Integrand&, const Sample<dim>&, const TestFunction&,
@@ -455,6 +458,9 @@ void integrate(memory::ArrayView<double> vector, const Q& quadrature, const Test
         std::is_invocable_r_v<double, const Integrand&, const Prepared&, const TestFunction&>,
         "integrate (linear form): an integrand with prepare(sample, fields...) must be callable "
         "as f(prepared, test) and return a scalar");
+    static_assert(detail::storable_prepared<Prepared>,
+                  "integrate (linear form): prepare() returns an Eigen expression, which refers to "
+                  "its own locals; return a plain matrix or vector (.eval())");
   } else {
     static_assert(std::is_invocable_v<const Integrand&, const Sample<dim>&, const TestFunction&,
                                       const detail::FieldArgument<Fields>&...>,

@@ -108,27 +108,43 @@ public:
   /// Particles located in the geometry but not yet binned (what locate() returns and bin()
   /// takes): each particle's cell (-1 outside the geometry) and reference coordinates, in fresh
   /// buffers of the quadrature's pool, and the caller's measures, which must stay valid until
-  /// bin(). Move-only; owns its buffers until bin() takes them or it is destroyed.
+  /// bin(). Move-only (a moved-from one holds no particles); owns its buffers until bin() takes
+  /// them or it is destroyed.
   class LocatedParticles {
   public:
+    LocatedParticles(LocatedParticles&& other) noexcept
+        : cells_(std::move(other.cells_)),
+          coords_(std::move(other.coords_)),
+          measures_(other.measures_),
+          count_(std::exchange(other.count_, 0)),
+          geometry_(std::exchange(other.geometry_, nullptr)) {}
+    LocatedParticles(const LocatedParticles&) = delete;
+    LocatedParticles& operator=(const LocatedParticles&) = delete;
+    LocatedParticles& operator=(LocatedParticles&&) = delete;
+    ~LocatedParticles() = default;
+
     /// Each particle's cell of the geometry, -1 outside it.
     [[nodiscard]] memory::ArrayView<const std::int32_t> cells() const {
       return cells_.view().subview(0, static_cast<std::size_t>(count_));
     }
+    /// How many particles were located.
     [[nodiscard]] std::int32_t count() const { return count_; }
 
   private:
     friend class PicQuadrature;
     LocatedParticles(memory::Temporary<std::int32_t> cells, memory::Temporary<double> coords,
-                     memory::ArrayView<const double> measures, std::int32_t count)
+                     memory::ArrayView<const double> measures, std::int32_t count,
+                     const G* geometry)
         : cells_(std::move(cells)),
           coords_(std::move(coords)),
           measures_(measures),
-          count_(count) {}
+          count_(count),
+          geometry_(geometry) {}
     memory::Temporary<std::int32_t> cells_;
     memory::Temporary<double> coords_;
     memory::ArrayView<const double> measures_;
     std::int32_t count_ = 0;
+    const G* geometry_ = nullptr;  ///< where they were located; null once moved
   };
 
   /// Bins the particles at `positions` (dimension values per particle) with `measures` (volume or
@@ -168,13 +184,19 @@ public:
                       geometry::LookupResult{cells.view().subview(0, used),
                                              coords.view().subview(0, used * dimension)},
                       scratch);
-    return LocatedParticles(std::move(cells), std::move(coords), measures, count);
+    return LocatedParticles(std::move(cells), std::move(coords), measures, count, geometry_);
   }
 
   /// The second half of rebin(): bins located particles into the elements of the domain as it is
-  /// now (particles in cells outside its partition count as outside) and swaps the result in;
-  /// an error leaves the previous binning in place.
+  /// now (particles in cells outside its partition count as outside) and swaps the result in.
+  /// Takes `located` whatever happens: an error (particles located by a quadrature on another
+  /// geometry, already binned, or out of memory) leaves the previous binning in place, and the
+  /// particles must be located again.
   void bin(LocatedParticles located, memory::Arena& scratch) {
+    AFEM_EXPECTS(located.geometry_ != nullptr,
+                 "PicQuadrature::bin: the located particles were binned (or moved) already");
+    AFEM_EXPECTS(located.geometry_ == geometry_,
+                 "PicQuadrature::bin: the particles were located on another geometry");
     const std::int32_t count = located.count_;
     const auto slots = located.cells_.size();
     const std::int32_t elements = domain_.element_count();
@@ -232,7 +254,7 @@ public:
             dimension};
   }
 
-  /// The binning kernels (public for nvcc's device lambdas; call rebin()).
+  /// The binning kernels (public for nvcc's device lambdas; call rebin(), or locate() and bin()).
   void detail_bin(memory::ArrayView<const double> measures, std::int32_t count,
                   memory::ArrayView<std::int32_t> offsets, memory::ArrayView<std::int32_t> indices,
                   memory::ArrayView<double> fraction,

@@ -72,6 +72,7 @@ struct DivergenceComponentForm {
 /// matrix from the very same products, summed in the same order, so bit for bit.
 template <class Form>
 struct Transposed {
+  static constexpr bool reads_gradients = fem::detail::reads_gradients<Form>();
   Form form;
   template <class Sample, class Test, class Trial>
   AFEM_HOST_DEVICE double operator()(const Sample& s, const Test& v, const Trial& u) const {

@@ -13,6 +13,7 @@
 #include <memory>
 #include <span>
 #include <string>
+#include <type_traits>
 #include <utility>
 
 #include "fem/bspline_space.hpp"
@@ -124,6 +125,7 @@ struct MomentumForm {
   double density = 0.0;
   double dt = 0.0;
 
+  /// What the form needs of a particle, found once per particle.
   struct Particle {
     Vector<D> position;
     Vector<D> momentum;
@@ -380,6 +382,8 @@ public:
   using Grid = geometry::Grid<D>;
   using ScalarSpace = typename Spaces::Scalar;
   using VectorSpace = typename Spaces::Vector;
+  static_assert(std::is_same_v<typename ScalarSpace::Element, typename VectorSpace::Element>,
+                "the vector forms read the scalar space's restriction: the spaces share nodes");
 
   SimulationOn(const Scene& scene, memory::Pool& pool, memory::Arena& step_arena);
   void rebin() override;

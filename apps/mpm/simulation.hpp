@@ -4,9 +4,11 @@
 /// Simulation<D>: explicit MPM with APIC transfers on a regular grid, written with the fem layer:
 /// particles are the quadrature points of a PicQuadrature, particle-to-grid transfers are linear
 /// forms assembled by integrate() (mass, and momentum with the stress divergence in one form),
-/// grid-to-particle transfers are interpolate() of the grid velocity and its gradient at the
-/// particles. All sums run in a fixed order (cell-sorted particles, per-node sums in element
-/// order), so a run is bitwise the same across runs and OpenMP thread counts.
+/// grid-to-particle transfers read the grid velocity at the particles (in the prepare() of the
+/// remap's linear form, which maps their momentum back to the grid) and interpolate() the
+/// remapped velocity's gradient there. All sums run in a fixed order (cell-sorted particles,
+/// per-node sums in element order), so a run is bitwise the same across runs and OpenMP thread
+/// counts.
 
 #include <cstdint>
 #include <memory>
@@ -55,11 +57,12 @@ class SimulationState;
 /// library, so a program that embeds it needs no CUDA compiler). Owns, in `pool`, the particles'
 /// positions, velocities, affine velocities, deformation gradients and volumes ("Mpm.*"), the
 /// grid's mass and velocity fields, the spaces on the grid, the partition of the active cells
-/// (those holding particles, selected anew every step), the spaces' restrictions to it and the
-/// PicQuadrature over it; all are sized at construction for every cell and particle, so the
-/// per-step rebuilds through replace_owned reuse the same blocks, and all are released when the
-/// simulation is destroyed. Scratch comes from `step_arena`, which step() resets when it returns:
-/// it is the simulation's per-step arena. After the first step a step takes nothing from the pool.
+/// (those holding particles, selected anew every step), the scalar space's restriction to it (the
+/// vector forms read it with D components) and the PicQuadrature over it; all are sized at
+/// construction for every cell and particle, so the per-step rebuilds through replace_owned reuse
+/// the same blocks, and all are released when the simulation is destroyed. Scratch comes from
+/// `step_arena`, which step() resets when it returns: it is the simulation's per-step arena. After
+/// the first step a step takes nothing from the pool.
 template <int D>
 class Simulation {
 public:
@@ -76,8 +79,9 @@ public:
   /// arena.
   void step();
 
-  /// The parts of a step, in order (for benchmarks and tests; step() calls them). rebin selects
-  /// the active cells, restricts the spaces to them and bins the particles there.
+  /// The parts of a step, in order (for benchmarks and tests; step() calls them). rebin locates
+  /// the particles, selects the cells that hold them, restricts the spaces to those and bins the
+  /// particles there.
   void rebin();
   void particle_to_grid();
   void update_grid();

@@ -285,17 +285,6 @@ struct NodePositions {
   }
 };
 
-/// Whether integrate() evaluates the basis gradients for `Integrand`: unless it declares
-/// `static constexpr bool reads_gradients = false`.
-template <class Integrand>
-constexpr bool reads_gradients() {
-  if constexpr (requires { Integrand::reads_gradients; }) {
-    return Integrand::reads_gradients;
-  } else {
-    return true;
-  }
-}
-
 /// An element's basis at a sample: values and gradients in physical coordinates. Diagonal: the
 /// sample's inverse Jacobian is diagonal (cells of a grid), so a gradient maps by D products
 /// instead of a D x D product. Without Gradients, the values only (the gradients are zero).

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstring>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "fem/boundary.hpp"
@@ -279,6 +280,21 @@ struct ValuesOnlyLoadForm {
   }
 };
 
+/// The x-derivative of the test function, with and without declaring that no gradient is read.
+struct SlopeForm {
+  template <int D, class V>
+  AFEM_HOST_DEVICE double operator()(const Sample<D>& /*s*/, const V& v) const {
+    return v.grad()[0];
+  }
+};
+struct GradientBlindSlopeForm {
+  static constexpr bool reads_gradients = false;
+  template <int D, class V>
+  AFEM_HOST_DEVICE double operator()(const Sample<D>& /*s*/, const V& v) const {
+    return v.grad()[0];
+  }
+};
+
 /// LoadForm with its load prepared once per sample; counts the preparations in the sample's slot.
 struct PreparedLoadForm {
   memory::ArrayView<double> preparations;
@@ -355,6 +371,16 @@ TEST_F(IntegrateTest, IntegrandsThatPrepareOrReadNoGradientsGiveTheSameForms) {
     EXPECT_NEAR(b_values[i], b[i], 1e-15) << "dof " << i;
   }
 
+  // Declaring that no gradient is read is what skips them: such a form sees zero gradients.
+  integrate(plain.view(), q, restriction, SlopeForm{}, *arena_);
+  integrate(values_only.view(), q, restriction, GradientBlindSlopeForm{}, *arena_);
+  const auto slopes = test::copy_to_host(memory::ArrayView<const double>(plain.view()));
+  EXPECT_GT(*std::max_element(slopes.begin(), slopes.end()), 0.1);
+  for (const double slope :
+       test::copy_to_host(memory::ArrayView<const double>(values_only.view()))) {
+    EXPECT_EQ(slope, 0.0);
+  }
+
   test::copy_to_device(preparations.view(), std::vector<double>(samples, 0.0));
   const AnalyticField weight{Paraboloid{}};
   BsrMatrix<1> matrix(*pool_);
@@ -366,6 +392,31 @@ TEST_F(IntegrateTest, IntegrandsThatPrepareOrReadNoGradientsGiveTheSameForms) {
   const Eigen::MatrixXd a = Eigen::MatrixXd(test::to_eigen(matrix));
   EXPECT_GT(a.cwiseAbs().maxCoeff(), 0.0);
   EXPECT_LE((Eigen::MatrixXd(test::to_eigen(matrix_prepared)) - a).cwiseAbs().maxCoeff(), 1e-15);
+}
+
+// Grid cells map reference gradients axis by axis (a diagonal inverse Jacobian): cells of unequal
+// sides give the element-by-element reference matrix.
+TEST_F(IntegrateTest, GridCellsOfUnequalSidesGiveTheReferenceMatrix) {
+  const ElasticMassForm form{0.7, 1.3};
+  auto check = [&](const auto& grid, auto space_tag) {
+    using Space = typename decltype(space_tag)::type;
+    constexpr int nc = Space::components;
+    const Space space(grid, *pool_, *arena_);
+    const quadrature::Cells cells(grid);
+    const quadrature::RegularQuadrature q(cells, 2, *pool_);
+    const SpaceRestriction restriction(space, cells, *arena_);
+    BsrMatrix<nc> matrix(*pool_);
+    integrate(matrix, q, restriction, restriction, form, *arena_);
+    const Eigen::MatrixXd expected(test::reference_matrix(space, {form.nu, form.lambda}, 2));
+    const double scale = expected.cwiseAbs().maxCoeff();
+    EXPECT_LE((Eigen::MatrixXd(test::to_eigen(matrix)) - expected).cwiseAbs().maxCoeff(),
+              1e-12 * scale)
+        << Space::dimension << "D";
+  };
+  const geometry::Grid2D flat({0.0, 0.0}, {0.25, 0.1}, {3, 4});
+  check(flat, std::type_identity<LagrangeSpace<geometry::Grid2D, 1, 2>>{});
+  const geometry::Grid3D brick({0.0, 0.0, 0.0}, {0.2, 0.3, 0.5}, {2, 3, 2});
+  check(brick, std::type_identity<LagrangeSpace<geometry::Grid3D, 1, 3>>{});
 }
 
 TEST_F(IntegrateTest, AScalarRestrictionReadWithComponentsAssemblesAsTheVectorSpacesOwn) {

@@ -240,7 +240,20 @@ TEST_F(PicRebinTest, LocatedParticlesSelectThePartitionBeforeTheyAreBinned) {
   EXPECT_DOUBLE_EQ(coords[1], 0.5);
 
   EXPECT_THROW((void)pic.locate(x.view().subview(0, 9), m.view(), *arena_), Error);
+
+  // Particles binned (or moved) already, or located on another geometry, are refused, and the
+  // binning stays as it was.
+  auto again = pic.locate(x.view().subview(0, 4), m.view().subview(0, 2), *arena_);
+  auto taken = std::move(again);
+  // NOLINTNEXTLINE(bugprone-use-after-move): binning a moved-from one is what is tested
+  EXPECT_THROW(pic.bin(std::move(again), *arena_), Error);
+  auto other_geometry = test::UnitBox<geometry::Grid2D>::make(4, *pool_, *arena_);
+  PicQuadrature other(*other_geometry, *pool_);
+  EXPECT_THROW(pic.bin(other.locate(x.view(), m.view(), *arena_), *arena_), Error);
   EXPECT_EQ(pic.particle_count(), 5);
+  EXPECT_EQ(pic.outside_count(), 1);
+  pic.bin(std::move(taken), *arena_);
+  EXPECT_EQ(pic.particle_count(), 2);
 }
 
 // A partition that selects cells only serves cell domains (PIC binning); side domains over it are

@@ -1,12 +1,19 @@
 #pragma once
 
 /// @file
-/// Integrands with a per-sample part. An integrand of a linear or bilinear form may define
-/// `prepare(sample, fields...)`: integrate() calls it once per sample and hands its result, in
-/// place of the sample and the fields, to the calls for each test (and trial) function:
-/// f(prepared, test) and f(prepared, test, trial). What does not depend on the function (a
-/// particle's stress, a coefficient read from a field) is then computed once per sample instead
-/// of once per function and component.
+/// What an integrand of a linear or bilinear form may declare beyond its call, so that integrate()
+/// evaluates only what it needs:
+/// - `static constexpr bool reads_gradients = false`: it never reads a test or trial function's
+///   gradient (grad(), div(), basis_gradient), so only the basis values are evaluated and the
+///   functions' gradients are zero;
+/// - `prepare(sample, fields...)`: integrate() calls it once per sample and hands its result, in
+///   place of the sample and the fields, to the calls for each test (and trial) function:
+///   f(prepared, test) and f(prepared, test, trial). What does not depend on the function (a
+///   particle's stress, a coefficient read from a field) is then computed once per sample instead
+///   of once per function and component. It must return a value (a plain Eigen object, not an
+///   Eigen expression, which would refer to prepare's own locals).
+
+#include <Eigen/Core>
 
 #include <type_traits>
 #include <utility>
@@ -15,6 +22,17 @@
 #include "memory/config.hpp"
 
 namespace afem::fem::detail {
+
+/// Whether integrate() evaluates the basis gradients for `Integrand`: unless it declares
+/// `static constexpr bool reads_gradients = false`.
+template <class Integrand>
+constexpr bool reads_gradients() {
+  if constexpr (requires { std::bool_constant<Integrand::reads_gradients>{}; }) {
+    return Integrand::reads_gradients;
+  } else {
+    return true;
+  }
+}
 
 /// Whether `Integrand` has a per-sample part for samples in D dimensions and these field views.
 template <class Integrand, int D, class... Fields>
@@ -27,6 +45,12 @@ concept PreparedIntegrand = requires(const Integrand& f, const Sample<D>& s,
 template <class Integrand, int D, class... Fields>
 using PreparedType = std::decay_t<decltype(std::declval<const Integrand&>().prepare(
     std::declval<const Sample<D>&>(), std::declval<const Fields&>()...))>;
+
+/// Whether a prepared value can be kept: not an Eigen expression (which refers to the locals of the
+/// prepare() that built it) unless it is a plain matrix or array.
+template <class T>
+inline constexpr bool storable_prepared =
+    !std::is_base_of_v<Eigen::EigenBase<T>, T> || std::is_base_of_v<Eigen::PlainObjectBase<T>, T>;
 
 /// Calls f.prepare(args...) (a FieldPack appends the fields).
 template <class Integrand>
