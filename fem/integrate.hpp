@@ -68,25 +68,30 @@ void check_restriction(const Restriction& restriction, const Q& q, const char* r
                    "; rebuild the restriction after the domain changed");
 }
 
-/// Sums contiguous segments of `values` (B entries per triplet) taken in `order`: block b is the
-/// sum over order[starts[b] .. starts[b + 1]). Fixed order, no atomics.
-inline void gather_segments(memory::ArrayView<const double> values,
-                            memory::ArrayView<const std::int32_t> order,
-                            memory::ArrayView<const std::int32_t> starts, int width,
-                            memory::ArrayView<double> out, memory::Arena& scratch) {
+/// Sums contiguous segments of `values` (Width entries per triplet) taken in `order`: block b is
+/// the sum over order[starts[b] .. starts[b + 1]), triplet by triplet with its Width entries
+/// together (each entry summed in triplet order). Fixed order, no atomics.
+template <int Width>
+void gather_segments(memory::ArrayView<const double> values,
+                     memory::ArrayView<const std::int32_t> order,
+                     memory::ArrayView<const std::int32_t> starts, memory::ArrayView<double> out,
+                     memory::Arena& scratch) {
   auto policy = memory::arena_policy(scratch, "integrate.thrust");
   const auto segments = static_cast<std::int32_t>(starts.size()) - 1;
   thrust::for_each_n(
       policy, thrust::counting_iterator<std::int32_t>(0), segments,
       [=] AFEM_HOST_DEVICE(std::int32_t b) {
-        const auto w = static_cast<std::size_t>(width);
-        for (std::size_t k = 0; k < w; ++k) {
-          double sum = 0.0;
-          for (auto t = starts[static_cast<std::size_t>(b)];
-               t < starts[static_cast<std::size_t>(b) + 1]; ++t) {
-            sum += values[static_cast<std::size_t>(order[static_cast<std::size_t>(t)]) * w + k];
+        double sum[Width] = {};
+        for (auto t = starts[static_cast<std::size_t>(b)];
+             t < starts[static_cast<std::size_t>(b) + 1]; ++t) {
+          const double* entries =
+              &values[static_cast<std::size_t>(order[static_cast<std::size_t>(t)]) * Width];
+          for (int k = 0; k < Width; ++k) {
+            sum[k] += entries[k];
           }
-          out[static_cast<std::size_t>(b) * w + k] = sum;
+        }
+        for (int k = 0; k < Width; ++k) {
+          out[static_cast<std::size_t>(b) * Width + static_cast<std::size_t>(k)] = sum[k];
         }
       });
 }
@@ -435,8 +440,8 @@ void integrate(BsrMatrix<B>& matrix, const Q& quadrature, const Test& test, cons
   const memory::ArrayView<double> out = element_values.view();
   detail::element_matrices<B, TestElement, TrialElement>(out, quadrature, integrand, scratch,
                                                          fields...);
-  detail::gather_segments(out, matrix.triplet_order(), matrix.block_starts(), B * B,
-                          matrix.view().values, scratch);
+  detail::gather_segments<B * B>(out, matrix.triplet_order(), matrix.block_starts(),
+                                 matrix.view().values, scratch);
 }
 
 /// Assembles the linear form sum over samples of weight * f(sample, test_i, fields...) into
@@ -530,20 +535,22 @@ void integrate(memory::ArrayView<double> vector, const Q& quadrature, const Test
   // One sum per node over its (element, node) pairs, in element order.
   const memory::ArrayView<const std::int32_t> index = restriction.node_pairs;
   const memory::ArrayView<const std::int32_t> start = restriction.node_pair_offsets;
-  thrust::for_each_n(
-      policy, thrust::counting_iterator<std::int32_t>(0), node_count,
-      [=] AFEM_HOST_DEVICE(std::int32_t n) {
-        const auto at = static_cast<std::size_t>(n);
-        const auto first = static_cast<std::size_t>(start[at]);
-        const auto last = static_cast<std::size_t>(start[at + 1]);
-        for (int c = 0; c < nc; ++c) {
-          double sum = 0.0;
-          for (std::size_t u = first; u < last; ++u) {
-            sum += out[static_cast<std::size_t>(index[u]) * nc + static_cast<std::size_t>(c)];
-          }
-          vector[at * nc + static_cast<std::size_t>(c)] = sum;
-        }
-      });
+  thrust::for_each_n(policy, thrust::counting_iterator<std::int32_t>(0), node_count,
+                     [=] AFEM_HOST_DEVICE(std::int32_t n) {
+                       const auto at = static_cast<std::size_t>(n);
+                       const auto first = static_cast<std::size_t>(start[at]);
+                       const auto last = static_cast<std::size_t>(start[at + 1]);
+                       double sum[nc] = {};
+                       for (std::size_t u = first; u < last; ++u) {
+                         const double* pair = &out[static_cast<std::size_t>(index[u]) * nc];
+                         for (int c = 0; c < nc; ++c) {
+                           sum[c] += pair[c];
+                         }
+                       }
+                       for (int c = 0; c < nc; ++c) {
+                         vector[at * nc + static_cast<std::size_t>(c)] = sum[c];
+                       }
+                     });
 }
 
 /// The integral sum over samples of weight * f(sample, fields...): a scalar, or a fixed-size
