@@ -19,6 +19,16 @@
 #define AFEM_INLINE inline
 #endif
 
+/// Keeps a large, rarely taken branch of a kernel helper out of line, so that the helper's other
+/// branches inline into their callers without it.
+#if defined(__CUDACC__)
+#define AFEM_NOINLINE __noinline__
+#elif defined(__GNUC__)
+#define AFEM_NOINLINE __attribute__((noinline))
+#else
+#define AFEM_NOINLINE
+#endif
+
 #if defined(ARENAFEM_WITH_CUDA)
 #define AFEM_HAS_CUDA 1
 #else

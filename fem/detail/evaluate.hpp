@@ -256,6 +256,22 @@ private:
   Constant constant_;
 };
 
+/// The reference coordinates of an element's nodes, as constants.
+template <class Element>
+struct NodeCoordinates {
+  double at[Element::node_count][Element::dimension];
+};
+template <class Element>
+AFEM_HOST_DEVICE constexpr NodeCoordinates<Element> node_coordinates() {
+  NodeCoordinates<Element> table{};
+  for (int k = 0; k < Element::node_count; ++k) {
+    for (int d = 0; d < Element::dimension; ++d) {
+      table.at[k][d] = Element::node_coordinate(k, d);
+    }
+  }
+  return table;
+}
+
 /// The positions of a cell's element nodes, found once per element: the cell map at each node's
 /// reference coordinates (from the cell's grid index on grids).
 template <class Element, class GView>
@@ -264,20 +280,21 @@ struct NodePositions {
 
   AFEM_HOST_DEVICE NodePositions(const GView& geometry, std::int32_t cell) {
     constexpr int dim = GView::dimension;
+    constexpr NodeCoordinates<Element> reference = node_coordinates<Element>();
     typename GView::Coords xi;
     if constexpr (GridMap<GView>) {
       std::int32_t index[dim];
       geometry.cell_grid_index(cell, index);
       for (int k = 0; k < Element::node_count; ++k) {
         for (int d = 0; d < dim; ++d) {
-          xi[d] = Element::node_coordinate(k, d);
+          xi[d] = reference.at[k][d];
         }
         x[k] = geometry.grid_position(index, xi);
       }
     } else {
       for (int k = 0; k < Element::node_count; ++k) {
         for (int d = 0; d < dim; ++d) {
-          xi[d] = Element::node_coordinate(k, d);
+          xi[d] = reference.at[k][d];
         }
         x[k] = geometry.cell_position(cell, xi);
       }

@@ -1,0 +1,95 @@
+// The MPM materials' pointwise updates: the fluid's cube root and Tait stress against the
+// standard library, and the end-of-step projection of each material.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+#include <vector>
+
+#include "apps/mpm/material.hpp"
+
+namespace afem::apps::mpm {
+namespace {
+
+/// Distance in units in the last place of `reference`.
+double ulps(double value, double reference) {
+  return std::abs(value - reference) / (std::nextafter(reference, 2.0 * reference) - reference);
+}
+
+TEST(MpmMaterial, CubeRootIsWithinThreeUlpsOfTheLibrary) {
+  double worst = 0.0;
+  for (int k = -2400; k <= 2400; ++k) {  // 1e-240 .. 1e240, 10 points per decade, off the grid
+    const double x = std::pow(10.0, 0.1 * k + 0.0123);
+    worst = std::max(worst, ulps(detail::cube_root(x), std::cbrt(x)));
+  }
+  for (int k = 0; k <= 10000; ++k) {  // the volume ratios a fluid sees
+    const double x = 0.5 + 1.5 * k / 10000.0;
+    worst = std::max(worst, ulps(detail::cube_root(x), std::cbrt(x)));
+  }
+  EXPECT_LE(worst, 3.0);
+  EXPECT_EQ(detail::cube_root(8.0), 2.0);
+  EXPECT_EQ(detail::cube_root(1.0), 1.0);
+}
+
+TEST(MpmMaterial, CubeRootOfSpecialValuesIsTheLibrarys) {
+  const double inf = std::numeric_limits<double>::infinity();
+  for (const double x : {0.0, -0.0, -27.0, -1e-5, 1e-310, 1e305, inf, -inf}) {
+    EXPECT_EQ(detail::cube_root(x), std::cbrt(x)) << x;
+  }
+  EXPECT_TRUE(std::isnan(detail::cube_root(std::numeric_limits<double>::quiet_NaN())));
+}
+
+TEST(MpmMaterial, TaitStressMatchesTheClosedForm) {
+  for (const double gamma : {7.0, 1.0, 6.5}) {  // whole exponents by squaring, others by pow
+    Material fluid;
+    fluid.kind = MaterialKind::fluid;
+    fluid.bulk_modulus = 2.0e5;
+    fluid.tait_exponent = gamma;
+    const MaterialView view(fluid);
+    for (const double j : {0.9, 1.0, 1.13}) {
+      const Eigen::Matrix3d f = std::cbrt(j) * Eigen::Matrix3d::Identity();
+      const double jf = f.determinant();
+      const double pressure = fluid.bulk_modulus / gamma * (std::pow(jf, -gamma) - 1.0);
+      const Eigen::Matrix3d tau = kirchhoff_stress<3>(view, f);
+      for (int r = 0; r < 3; ++r) {
+        for (int c = 0; c < 3; ++c) {
+          const double expected = r == c ? -jf * pressure : 0.0;
+          EXPECT_NEAR(tau(r, c), expected, 1e-12 * fluid.bulk_modulus)
+              << "gamma " << gamma << ", J " << j;
+        }
+      }
+    }
+  }
+}
+
+TEST(MpmMaterial, FluidProjectionKeepsTheVolumeChangeOnly) {
+  Material fluid;
+  fluid.kind = MaterialKind::fluid;
+  const MaterialView view(fluid);
+  Eigen::Matrix3d f;
+  f << 1.1, 0.2, 0.0, -0.1, 0.95, 0.05, 0.0, 0.02, 1.02;
+  const Eigen::Matrix3d projected = project_deformation<3>(view, f);
+  EXPECT_NEAR(projected.determinant(), f.determinant(), 1e-14);
+  EXPECT_EQ(projected(0, 1), 0.0);
+  EXPECT_EQ(projected(0, 0), projected(1, 1));
+  EXPECT_EQ(projected(1, 1), projected(2, 2));
+  Eigen::Matrix2d g;
+  g << 1.1, 0.2, -0.1, 0.95;
+  EXPECT_NEAR(project_deformation<2>(view, g).determinant(), g.determinant(), 1e-14);
+}
+
+TEST(MpmMaterial, SandProjectionLeavesTensionAtTheApex) {
+  Material sand;  // the default material
+  const MaterialView view(sand);
+  // Pure stretch: tension, which sand does not carry, so F returns to a rotation (here I).
+  const Eigen::Matrix2d stretched = 1.05 * Eigen::Matrix2d::Identity();
+  const Eigen::Matrix2d projected = project_deformation<2>(view, stretched);
+  EXPECT_NEAR((projected - Eigen::Matrix2d::Identity()).norm(), 0.0, 1e-12);
+  // Elastic material keeps F as it is.
+  Material rubber;
+  rubber.kind = MaterialKind::elastic;
+  EXPECT_EQ(project_deformation<2>(MaterialView(rubber), stretched), stretched);
+}
+
+}  // namespace
+}  // namespace afem::apps::mpm
