@@ -221,24 +221,21 @@ struct RemapForm {
   }
 };
 
-/// The end of a particle's step, its only write to the particle state: v = the new velocity,
-/// C = grad v of the remapped grid velocity, F = project((I + dt C) F), x += dt v kept between
-/// the walls.
+/// The end of a particle's step, after its affine matrix C took the gradient of the remapped grid
+/// velocity: v = the new velocity, F = project((I + dt C) F), x += dt v kept between the walls.
 template <int D>
 struct UpdateParticles {
   MaterialView material;
-  memory::ArrayView<const double> gradients;
   memory::ArrayView<const double> new_velocities;
+  memory::ArrayView<const double> affine;
   memory::ArrayView<double> positions;
   memory::ArrayView<double> velocities;
-  memory::ArrayView<double> affine;
   memory::ArrayView<double> deformation;
   double dt = 0.0;
   double lower = 0.0;
   double upper = 1.0;
   AFEM_HOST_DEVICE void operator()(std::size_t p) const {
-    const Matrix<D> gradient = load_matrix<D>(gradients, p);
-    store_matrix<D>(gradient, affine, p);
+    const Matrix<D> gradient = load_matrix<D>(affine, p);
     const Matrix<D> f = (Matrix<D>::Identity() + dt * gradient) *
                         load_matrix<D>(memory::ArrayView<const double>(deformation), p);
     store_matrix<D>(project_deformation<D>(material, f), deformation, p);
@@ -524,29 +521,29 @@ template <int D, class Spaces>
 void detail::SimulationOn<D, Spaces>::grid_to_particle() {
   memory::Arena& arena = *this->arena_;
   const auto n = static_cast<std::size_t>(this->particle_count_);
-  // The particles' new velocities go to scratch first and every allocation comes before the one
-  // kernel that writes the particle state, so an error (out of memory) leaves the particles as
-  // they were. The particles take the grid velocity (recorded as the remap finds it, in the same
-  // pass); their momentum is mapped back to the grid and the velocity gradient that moves F comes
-  // from that remapped velocity (a node that holds little mass then carries its particles'
-  // velocity instead of its own large acceleration).
+  // The particles' new velocities go to scratch first and every allocation comes before the two
+  // kernels that write the particle state (the affine matrices, then the rest), so an error (out
+  // of memory) leaves the particles as they were. The particles take the grid velocity (recorded as
+  // the remap finds it, in the same pass); their momentum is mapped back to the grid and the
+  // velocity gradient that moves F comes from that remapped velocity (a node that holds little mass
+  // then carries its particles' velocity instead of its own large acceleration).
   auto velocities = memory::borrow_temporary<double>(arena, n * D, "Mpm.new_velocities");
-  auto gradients = memory::borrow_temporary<double>(arena, n * D * D, "Mpm.velocity_gradient");
   auto momentum = memory::borrow_temporary<double>(
       arena, static_cast<std::size_t>(vector_space_.dof_count()), "Mpm.remapped_momentum");
   fem::integrate(momentum.view(), quadrature_, vector_restriction_,
                  detail::RemapForm<D>{velocities.view(), this->scene_.material.density}, arena,
                  velocity_);
   apply_grid_velocity(momentum.view(), 0.0);
-  fem::interpolate(gradients.view(), quadrature_, detail::VelocityGradientAt{}, arena, velocity_);
+  fem::interpolate(this->affine_.view(), quadrature_, detail::VelocityGradientAt{}, arena,
+                   velocity_);
   const double dx = this->scene_.cell_size();
   auto policy = memory::arena_policy(arena, "Mpm.thrust");
   thrust::for_each_n(
       policy, thrust::counting_iterator<std::size_t>(0), n,
-      detail::UpdateParticles<D>{
-          MaterialView(this->scene_.material), gradients.view(), velocities.view(),
-          this->positions_.view(), this->velocities_.view(), this->affine_.view(),
-          this->deformation_.view(), this->scene_.dt, wall_cells * dx, 1.0 - wall_cells * dx});
+      detail::UpdateParticles<D>{MaterialView(this->scene_.material), velocities.view(),
+                                 this->affine_.view(), this->positions_.view(),
+                                 this->velocities_.view(), this->deformation_.view(),
+                                 this->scene_.dt, wall_cells * dx, 1.0 - wall_cells * dx});
 }
 
 template <int D>
