@@ -1,12 +1,10 @@
 // Space topology: node numbering on the backend. Compiled by nvcc in the CUDA build.
 #include "fem/space.hpp"
 
-#include <thrust/copy.h>
 #include <thrust/count.h>
 #include <thrust/for_each.h>
 #include <thrust/iterator/counting_iterator.h>
 #include <thrust/scan.h>
-#include <thrust/sequence.h>
 #include <thrust/sort.h>
 
 #include <limits>
@@ -15,6 +13,7 @@
 #include "fem/detail/cell_vertices.hpp"
 #include "geometry/grid.hpp"
 #include "geometry/mesh.hpp"
+#include "memory/counting_sort.hpp"
 #include "memory/error.hpp"
 #include "memory/thrust_allocator.hpp"
 
@@ -144,25 +143,23 @@ SpaceTopology build_space_topology(const G& geometry, memory::Pool& pool, memory
     next += cells;
   }
 
-  // One (cell, local) pair per node: the first in a stable sort of the pairs by node.
+  // One (cell, local) pair per node: the first of the node's run in a stable counting sort of the
+  // pairs by node (every node has one).
   auto node_cell_local = memory::borrow_temporary<std::int32_t>(
       pool, static_cast<std::size_t>(next), "LagrangeSpace.node_cell_local");
   if (pairs > 0) {
-    auto nodes = memory::borrow_temporary<std::int32_t>(scratch, pairs, "LagrangeSpace.pair_nodes");
     auto order = memory::borrow_temporary<std::int32_t>(scratch, pairs, "LagrangeSpace.pair_order");
-    const memory::ArrayView<std::int32_t> node = nodes.view();
-    const memory::ArrayView<std::int32_t> index = order.view();
+    auto runs = memory::borrow_temporary<std::int32_t>(scratch, static_cast<std::size_t>(next),
+                                                       "LagrangeSpace.node_runs");
+    memory::counting_sort_indices(memory::ArrayView<const std::int32_t>(cell_nodes), next,
+                                  order.view(), runs.view(), scratch);
+    const memory::ArrayView<const std::int32_t> index = order.view();
+    const memory::ArrayView<const std::int32_t> run = runs.view();
     const memory::ArrayView<std::int32_t> representative = node_cell_local.view();
-    thrust::copy(policy, cell_nodes.begin(), cell_nodes.end(), node.begin());
-    thrust::sequence(policy, index.begin(), index.end());
-    thrust::stable_sort_by_key(policy, node.begin(), node.end(), index.begin());
-    thrust::for_each_n(policy, start, static_cast<std::int32_t>(pairs),
-                       [=] AFEM_HOST_DEVICE(std::int32_t i) {
-                         const auto s = static_cast<std::size_t>(i);
-                         if (i == 0 || node[s - 1] != node[s]) {
-                           representative[static_cast<std::size_t>(node[s])] = index[s];
-                         }
-                       });
+    thrust::for_each_n(policy, start, next, [=] AFEM_HOST_DEVICE(std::int32_t k) {
+      const auto node = static_cast<std::size_t>(k);
+      representative[node] = index[static_cast<std::size_t>(run[node])];
+    });
   }
   memory::replace_owned(topology.cell_nodes, std::move(cell_nodes_slot));
   memory::replace_owned(topology.node_cell_local, std::move(node_cell_local));

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "fem/boundary.hpp"
@@ -16,6 +17,7 @@
 #include "geometry/grid.hpp"
 #include "geometry/mesh.hpp"
 #include "geometry/partition.hpp"
+#include "memory/error.hpp"
 #include "quadrature/domain.hpp"
 #include "quadrature/quadrature.hpp"
 #include "support/backend.hpp"
@@ -72,6 +74,8 @@ struct Case {
 
 template <class C>
 class SpaceTest : public test::BackendTest {};
+
+class SpaceBoundedArena : public test::BackendTest {};
 
 using Cases = ::testing::Types<
     Case<geometry::Grid2D, 1>, Case<geometry::Grid2D, 2>, Case<geometry::Grid3D, 1>,
@@ -295,6 +299,43 @@ TYPED_TEST(SpaceTest, PartitionAndRestrictionFollowTheSelectedCells) {
   compact.rebuild(*this->arena_);
   EXPECT_NE(compact.version(), version);
   check(second);
+}
+
+/// A step arena too small for the numbering of a degree-1 space: every capacity from 4 KiB up
+/// fails with OutOfMemory and holds nothing afterwards, until one fits and numbers the nodes as an
+/// unbounded arena does.
+template <class G>
+void expect_clean_failures_until_it_fits(const G& geometry, memory::Pool& pool,
+                                         memory::Arena& unbounded) {
+  using Space = LagrangeSpace<G, 1>;
+  const Space reference(geometry, pool, unbounded);
+  const std::vector<std::int32_t> expected =
+      test::copy_to_host(memory::ArrayView<const std::int32_t>(reference.node_cell_local()));
+  int failures = 0;
+  for (std::size_t capacity = 4096;; capacity *= 2) {
+    memory::Arena bounded(pool,
+                          {.name = "bounded", .chunk_bytes = capacity, .capacity_bytes = capacity});
+    try {
+      const Space space(geometry, pool, bounded);
+      EXPECT_EQ(space.node_count(), reference.node_count());
+      EXPECT_EQ(test::copy_to_host(memory::ArrayView<const std::int32_t>(space.node_cell_local())),
+                expected);
+      break;
+    } catch (const OutOfMemory& error) {
+      ++failures;
+      EXPECT_NE(std::string(error.what()).find("'bounded'"), std::string::npos) << error.what();
+      EXPECT_EQ(bounded.stats().live_handles, 0U);
+    }
+    ASSERT_LT(capacity, std::size_t{1} << 26) << "the numbering never fitted";
+  }
+  EXPECT_GT(failures, 0) << "the smallest arena already fitted: the test checks nothing";
+}
+
+TEST_F(SpaceBoundedArena, NumberingFailsCleanlyUntilTheArenaFits) {
+  const auto grid = test::UnitBox<geometry::Grid2D>::make(64, *pool_, *arena_);
+  expect_clean_failures_until_it_fits(*grid, *pool_, *arena_);
+  const auto mesh = test::UnitBox<geometry::Hexmesh>::make(8, *pool_, *arena_);
+  expect_clean_failures_until_it_fits(*mesh, *pool_, *arena_);
 }
 
 }  // namespace
