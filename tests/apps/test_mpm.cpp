@@ -636,7 +636,7 @@ TEST_F(MpmTest, AnIncompressibleStepSurvivesAFailureAtEachOfItsAllocations) {
 // A step arena at a hard capacity too small for the step: OutOfMemory naming the largest holders,
 // particles unchanged, and the simulation steps on once the arena may grow.
 TEST_F(MpmTest, AStepArenaAtItsHardCapacityFailsCleanly) {
-  // 36 particles per cell: the step needs several times the scratch the construction needs.
+  // 36 particles per cell: the step needs more scratch than the construction (which fits).
   SceneOptions options;
   options.resolution = 32;
   options.particles_per_cell = 6;
