@@ -13,7 +13,6 @@
 #include <thrust/logical.h>
 #include <thrust/scan.h>
 #include <thrust/sequence.h>
-#include <thrust/sort.h>
 
 #include <cstdint>
 #include <limits>
@@ -27,6 +26,7 @@
 #include "memory/copy.hpp"
 #include "memory/error.hpp"
 #include "memory/pool.hpp"
+#include "memory/radix_sort.hpp"
 #include "memory/replace_owned.hpp"
 #include "memory/temporary.hpp"
 #include "memory/thrust_allocator.hpp"
@@ -249,7 +249,7 @@ BsrMatrix<B> transpose(const BsrMatrix<B>& a, memory::Arena& scratch) {
                          index[s] = k;
                        }
                      });
-  thrust::sort_by_key(policy, key.begin(), key.end(), index.begin());
+  memory::radix_sort_by_key(key, index, scratch);
   thrust::for_each_n(policy, thrust::counting_iterator<std::size_t>(0), n,
                      [=] AFEM_HOST_DEVICE(std::size_t i) {
                        out_columns[i] = static_cast<std::int32_t>(key[i] % rows);

@@ -26,7 +26,6 @@
 #include <thrust/reduce.h>
 #include <thrust/scan.h>
 #include <thrust/sequence.h>
-#include <thrust/sort.h>
 #include <thrust/transform_reduce.h>
 
 #include <cstdint>
@@ -44,6 +43,7 @@
 #include "fem/space_restriction.hpp"
 #include "memory/arena.hpp"
 #include "memory/error.hpp"
+#include "memory/radix_sort.hpp"
 #include "memory/thrust_allocator.hpp"
 #include "quadrature/quadrature.hpp"
 
@@ -122,7 +122,7 @@ void build_plan(BsrMatrix<B>& matrix, const RestrictionView& test, const Restric
                        k[t] = row * cols + col;
                        o[t] = static_cast<std::int32_t>(t);
                      });
-  thrust::stable_sort_by_key(policy, k.begin(), k.end(), o.begin());
+  memory::radix_sort_by_key(k, o, scratch);
   thrust::for_each_n(
       policy, thrust::counting_iterator<std::size_t>(0), total,
       [=] AFEM_HOST_DEVICE(std::size_t t) { h[t] = t == 0 || k[t] != k[t - 1] ? 1 : 0; });

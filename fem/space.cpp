@@ -5,7 +5,6 @@
 #include <thrust/for_each.h>
 #include <thrust/iterator/counting_iterator.h>
 #include <thrust/scan.h>
-#include <thrust/sort.h>
 
 #include <limits>
 #include <string>
@@ -15,27 +14,15 @@
 #include "geometry/mesh.hpp"
 #include "memory/counting_sort.hpp"
 #include "memory/error.hpp"
+#include "memory/radix_sort.hpp"
 #include "memory/thrust_allocator.hpp"
 
 namespace afem::fem::detail {
 
 namespace {
 
-/// Sorted global vertices of an entity, padded with INT32_MAX; compared lexicographically.
-struct EntityKey {
-  std::int32_t vertex[4];
-};
-
-struct EntityKeyLess {
-  AFEM_HOST_DEVICE bool operator()(const EntityKey& a, const EntityKey& b) const {
-    for (int k = 0; k < 4; ++k) {
-      if (a.vertex[k] != b.vertex[k]) {
-        return a.vertex[k] < b.vertex[k];
-      }
-    }
-    return false;
-  }
-};
+/// An entity's key: its global vertices in increasing order, padded with INT32_MAX.
+constexpr int entity_key_width = 4;
 
 /// Numbers the entities carrying local nodes [first, first + per_cell) of every cell: equal
 /// vertex sets get one number. Writes node `offset + number` into `cell_nodes`; returns how many
@@ -50,42 +37,45 @@ std::int32_t number_entities(const View& view, memory::ArrayView<std::int32_t> c
     return 0;
   }
   auto policy = memory::arena_policy(scratch, "LagrangeSpace.thrust");
-  auto keys = memory::borrow_temporary<EntityKey>(scratch, static_cast<std::size_t>(n),
-                                                  "LagrangeSpace.entity_keys");
+  auto keys = memory::borrow_temporary<std::int32_t>(
+      scratch, static_cast<std::size_t>(n) * entity_key_width, "LagrangeSpace.entity_keys");
   auto order = memory::borrow_temporary<std::int32_t>(scratch, static_cast<std::size_t>(n),
                                                       "LagrangeSpace.entity_order");
   auto heads = memory::borrow_temporary<std::int32_t>(scratch, static_cast<std::size_t>(n),
                                                       "LagrangeSpace.entity_heads");
-  const memory::ArrayView<EntityKey> key = keys.view();
+  const memory::ArrayView<std::int32_t> key = keys.view();
   const memory::ArrayView<std::int32_t> index = order.view();
   const memory::ArrayView<std::int32_t> head = heads.view();
   const thrust::counting_iterator<std::int32_t> start(0);
   thrust::for_each_n(policy, start, n, [=] AFEM_HOST_DEVICE(std::int32_t i) {
     const std::int32_t cell = i / per_cell;
     const int local = first + i % per_cell;
-    EntityKey k{{std::numeric_limits<std::int32_t>::max(), std::numeric_limits<std::int32_t>::max(),
-                 std::numeric_limits<std::int32_t>::max(),
-                 std::numeric_limits<std::int32_t>::max()}};
+    std::int32_t* k = key.data() + static_cast<std::size_t>(i) * entity_key_width;
+    for (int v = 0; v < entity_key_width; ++v) {
+      k[v] = std::numeric_limits<std::int32_t>::max();
+    }
     const int count = Element::node_vertex_count(local);
     for (int v = 0; v < count; ++v) {
       std::int32_t value = cell_vertex_index(view, cell, Element::node_vertex(local, v));
       for (int j = 0; j < v; ++j) {  // insertion into the sorted prefix
-        if (value < k.vertex[j]) {
-          const std::int32_t t = k.vertex[j];
-          k.vertex[j] = value;
+        if (value < k[j]) {
+          const std::int32_t t = k[j];
+          k[j] = value;
           value = t;
         }
       }
-      k.vertex[v] = value;
+      k[v] = value;
     }
-    key[static_cast<std::size_t>(i)] = k;
-    index[static_cast<std::size_t>(i)] = i;
   });
-  thrust::sort_by_key(policy, key.begin(), key.end(), index.begin(), EntityKeyLess{});
+  memory::radix_sort_rows(key, entity_key_width, index, scratch);
   thrust::for_each_n(policy, start, n, [=] AFEM_HOST_DEVICE(std::int32_t i) {
     const auto s = static_cast<std::size_t>(i);
-    const EntityKeyLess less;
-    head[s] = i == 0 || less(key[s - 1], key[s]) ? 1 : 0;
+    bool same = i > 0;
+    for (int v = 0; same && v < entity_key_width; ++v) {
+      same = key[static_cast<std::size_t>(index[s - 1]) * entity_key_width + v] ==
+             key[static_cast<std::size_t>(index[s]) * entity_key_width + v];
+    }
+    head[s] = same ? 0 : 1;
   });
   const auto distinct =
       static_cast<std::int32_t>(thrust::count(policy, head.begin(), head.end(), std::int32_t{1}));

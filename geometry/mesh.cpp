@@ -14,7 +14,6 @@
 #include <thrust/reduce.h>
 #include <thrust/scan.h>
 #include <thrust/sequence.h>
-#include <thrust/sort.h>
 
 #include <algorithm>
 #include <climits>
@@ -25,6 +24,7 @@
 
 #include "memory/copy.hpp"
 #include "memory/error.hpp"
+#include "memory/radix_sort.hpp"
 #include "memory/replace_owned.hpp"
 #include "memory/thrust_allocator.hpp"
 
@@ -139,18 +139,8 @@ Topology build_topology(ArrayView<const std::int32_t> cells, memory::Pool& pool,
         for (int j = 0; j < max_side_vertices; ++j) {
           k[static_cast<std::size_t>(e) * max_side_vertices + j] = tuple[j];
         }
-        o[static_cast<std::size_t>(e)] = e;
       });
-  thrust::sort(policy, o.begin(), o.end(), [=] AFEM_HOST_DEVICE(std::int32_t a, std::int32_t b) {
-    for (int j = 0; j < max_side_vertices; ++j) {
-      const std::int32_t x = k[static_cast<std::size_t>(a) * max_side_vertices + j];
-      const std::int32_t y = k[static_cast<std::size_t>(b) * max_side_vertices + j];
-      if (x != y) {
-        return x < y;
-      }
-    }
-    return a < b;
-  });
+  memory::radix_sort_rows(k, max_side_vertices, o, arena);
   auto same_key = [=] AFEM_HOST_DEVICE(std::int32_t a, std::int32_t b) {
     for (int j = 0; j < max_side_vertices; ++j) {
       if (k[static_cast<std::size_t>(a) * max_side_vertices + j] !=
@@ -424,7 +414,7 @@ BinBuffers build_bins(const MeshView<Type>& mesh,
                          }
                        }
                      });
-  thrust::stable_sort_by_key(policy, keys.begin(), keys.end(), values.begin());
+  memory::radix_sort_by_key(keys, values, arena);
   thrust::lower_bound(policy, keys.begin(), keys.end(), thrust::counting_iterator<std::int32_t>(0),
                       thrust::counting_iterator<std::int32_t>(grid.total() + 1),
                       bin_offsets.data());

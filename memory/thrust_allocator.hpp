@@ -8,7 +8,6 @@
 #include <string_view>
 
 #include <thrust/execution_policy.h>
-#include <thrust/system/cpp/execution_policy.h>
 
 #include "memory/arena.hpp"
 #include "memory/config.hpp"
@@ -75,20 +74,6 @@ private:
       .on(static_cast<cudaStream_t>(arena.stream().native_handle()));
 #else
   return thrust::device(ArenaThrustAllocator(arena, label));
-#endif
-}
-
-/// The policy for a stable sort whose scratch all comes from `arena`: arena_policy() in the CUDA
-/// build; in the CPU build Thrust's sequential sort with the arena's allocator, because Thrust's
-/// OpenMP stable sort allocates its per-thread buffers with malloc, around the allocator. Results
-/// are the same either way (a stable sort has one answer).
-[[nodiscard]] inline auto arena_sort_policy(Arena& arena, std::string_view label = "thrust.sort") {
-#if AFEM_HAS_CUDA
-  return arena_policy(arena, label);
-#else
-  AFEM_EXPECTS(!arena.device().is_cuda(), "arena_sort_policy: arena '" + std::string(arena.name()) +
-                                              "' holds CUDA memory; this build sorts on the CPU");
-  return thrust::cpp::par(ArenaThrustAllocator(arena, label));
 #endif
 }
 

@@ -543,6 +543,37 @@ TEST_F(IntegrateTest, GivesBackEverythingItBorrowsAndLeavesTheCallersHandlesVali
   EXPECT_EQ(arena_->stats().live_handles, 1U);
 }
 
+TEST_F(IntegrateTest, AMatrixAssemblyFailsCleanlyUntilTheArenaFits) {
+  // A first assembly sorts the element pairs into the matrix's pattern: with a scratch arena at
+  // its hard capacity that is an OutOfMemory, not the end of the program, on any backend.
+  auto geometry = test::UnitBox<geometry::Hexmesh>::make(4, *pool_, *arena_);
+  const LagrangeSpace<geometry::Hexmesh, 2> space(*geometry, *pool_, *arena_);
+  const quadrature::Cells cells(*geometry);
+  const quadrature::RegularQuadrature q(cells, 4, *pool_);
+  const SpaceRestriction restriction(space, cells, *arena_);
+  BsrMatrix<1> reference(*pool_);
+  integrate(reference, q, restriction, restriction, LaplaceForm{}, *arena_);
+  const Eigen::MatrixXd expected(test::to_eigen(reference));
+  int failures = 0;
+  for (std::size_t capacity = 4096;; capacity *= 2) {
+    memory::Arena bounded(*pool_,
+                          {.name = "bounded", .chunk_bytes = capacity, .capacity_bytes = capacity});
+    BsrMatrix<1> matrix(*pool_);
+    try {
+      integrate(matrix, q, restriction, restriction, LaplaceForm{}, bounded);
+      EXPECT_EQ(Eigen::MatrixXd(test::to_eigen(matrix)), expected);
+      break;
+    } catch (const OutOfMemory& error) {
+      ++failures;
+      EXPECT_NE(std::string(error.what()).find("'bounded'"), std::string::npos) << error.what();
+      EXPECT_EQ(bounded.stats().live_handles, 0U);
+      EXPECT_EQ(matrix.block_count(), 0);
+    }
+    ASSERT_LT(capacity, std::size_t{1} << 28) << "the assembly never fitted";
+  }
+  EXPECT_GT(failures, 0) << "the smallest arena already fitted: the test checks nothing";
+}
+
 TEST_F(IntegrateTest, RefusesASpaceOnAnotherGeometry) {
   auto a = test::UnitBox<geometry::Grid2D>::make(2, *pool_, *arena_);
   auto b = test::UnitBox<geometry::Grid2D>::make(2, *pool_, *arena_);

@@ -301,16 +301,18 @@ TYPED_TEST(SpaceTest, PartitionAndRestrictionFollowTheSelectedCells) {
   check(second);
 }
 
-/// A step arena too small for the numbering of a degree-1 space: every capacity from 4 KiB up
-/// fails with OutOfMemory and holds nothing afterwards, until one fits and numbers the nodes as an
-/// unbounded arena does.
-template <class G>
+/// A step arena too small for the numbering of a space of the given degree: every capacity from
+/// 4 KiB up fails with OutOfMemory and holds nothing afterwards, until one fits and numbers the
+/// nodes as an unbounded arena does.
+template <int Degree, class G>
 void expect_clean_failures_until_it_fits(const G& geometry, memory::Pool& pool,
                                          memory::Arena& unbounded) {
-  using Space = LagrangeSpace<G, 1>;
+  using Space = LagrangeSpace<G, Degree>;
   const Space reference(geometry, pool, unbounded);
-  const std::vector<std::int32_t> expected =
-      test::copy_to_host(memory::ArrayView<const std::int32_t>(reference.node_cell_local()));
+  const std::vector<std::int32_t> expected_cell_nodes =
+      test::copy_to_host(reference.view().cell_nodes);
+  const std::vector<std::int32_t> expected_node_cell_local =
+      test::copy_to_host(reference.node_cell_local());
   int failures = 0;
   for (std::size_t capacity = 4096;; capacity *= 2) {
     memory::Arena bounded(pool,
@@ -318,8 +320,8 @@ void expect_clean_failures_until_it_fits(const G& geometry, memory::Pool& pool,
     try {
       const Space space(geometry, pool, bounded);
       EXPECT_EQ(space.node_count(), reference.node_count());
-      EXPECT_EQ(test::copy_to_host(memory::ArrayView<const std::int32_t>(space.node_cell_local())),
-                expected);
+      EXPECT_EQ(test::copy_to_host(space.view().cell_nodes), expected_cell_nodes);
+      EXPECT_EQ(test::copy_to_host(space.node_cell_local()), expected_node_cell_local);
       break;
     } catch (const OutOfMemory& error) {
       ++failures;
@@ -333,9 +335,13 @@ void expect_clean_failures_until_it_fits(const G& geometry, memory::Pool& pool,
 
 TEST_F(SpaceBoundedArena, NumberingFailsCleanlyUntilTheArenaFits) {
   const auto grid = test::UnitBox<geometry::Grid2D>::make(64, *pool_, *arena_);
-  expect_clean_failures_until_it_fits(*grid, *pool_, *arena_);
-  const auto mesh = test::UnitBox<geometry::Hexmesh>::make(8, *pool_, *arena_);
-  expect_clean_failures_until_it_fits(*mesh, *pool_, *arena_);
+  expect_clean_failures_until_it_fits<1>(*grid, *pool_, *arena_);
+  const auto hexes = test::UnitBox<geometry::Hexmesh>::make(8, *pool_, *arena_);
+  expect_clean_failures_until_it_fits<1>(*hexes, *pool_, *arena_);
+  // Degree 2 numbers edges and faces by sorting their vertex tuples.
+  expect_clean_failures_until_it_fits<2>(*hexes, *pool_, *arena_);
+  const auto triangles = test::UnitBox<geometry::Trimesh>::make(16, *pool_, *arena_);
+  expect_clean_failures_until_it_fits<2>(*triangles, *pool_, *arena_);
 }
 
 }  // namespace

@@ -11,6 +11,7 @@
 #include <random>
 #include <span>
 #include <sstream>
+#include <string>
 #include <type_traits>
 #include <utility>
 #include <vector>
@@ -332,6 +333,39 @@ std::vector<std::pair<std::int32_t, double>> locate_all(const MeshType& mesh,
 class MeshEdgeCases : public test::BackendTest {
 protected:
 };
+
+/// A scratch arena too small for a mesh's topology and lookup bins: every capacity from 4 KiB up
+/// fails with OutOfMemory (not the end of the program) and holds nothing afterwards, until one fits
+/// and builds the sides an unbounded arena builds.
+template <CellType Type>
+void expect_clean_failures_until_it_fits(const MeshData& data, memory::Pool& pool,
+                                         memory::Arena& unbounded) {
+  const Mesh<Type> reference(data, pool, unbounded);
+  const auto expected = test::copy_to_host(reference.view().side_cells);
+  int failures = 0;
+  for (std::size_t capacity = 4096;; capacity *= 2) {
+    memory::Arena bounded(pool,
+                          {.name = "bounded", .chunk_bytes = capacity, .capacity_bytes = capacity});
+    try {
+      const Mesh<Type> mesh(data, pool, bounded);
+      EXPECT_EQ(test::copy_to_host(mesh.view().side_cells), expected);
+      break;
+    } catch (const OutOfMemory& error) {
+      ++failures;
+      EXPECT_NE(std::string(error.what()).find("'bounded'"), std::string::npos) << error.what();
+      EXPECT_EQ(bounded.stats().live_handles, 0U);
+    }
+    ASSERT_LT(capacity, std::size_t{1} << 26) << "the topology never fitted";
+  }
+  EXPECT_GT(failures, 0) << "the smallest arena already fitted: the test checks nothing";
+}
+
+TEST_F(MeshEdgeCases, TopologyFailsCleanlyUntilTheArenaFits) {
+  expect_clean_failures_until_it_fits<CellType::hexahedron>(
+      box_mesh(CellType::hexahedron, {8, 8, 8}, {0, 0, 0}, {1, 1, 1}), *pool_, *arena_);
+  expect_clean_failures_until_it_fits<CellType::triangle>(
+      box_mesh(CellType::triangle, {32, 32, 0}, {0, 0, 0}, {1, 1, 0}), *pool_, *arena_);
+}
 
 TEST_F(MeshEdgeCases, DistortedHexesLookupOnlyCellsThatMapBack) {
   MeshData data = box_mesh(CellType::hexahedron, {4, 4, 4}, {0, 0, 0}, {1, 1, 1});
