@@ -107,10 +107,8 @@ void build_plan(BsrMatrix<B>& matrix, const RestrictionView& test, const Restric
   const auto total = static_cast<std::size_t>(key.triplets);
   const std::int64_t cols = trial.node_count;
   auto keys = memory::borrow_temporary<std::int64_t>(scratch, total, "integrate.triplet_keys");
-  auto heads = memory::borrow_temporary<std::int32_t>(scratch, total, "integrate.triplet_heads");
   auto order = memory::borrow_temporary<std::int32_t>(pool, total, "BsrMatrix.triplet_order");
   const memory::ArrayView<std::int64_t> k = keys.view();
-  const memory::ArrayView<std::int32_t> h = heads.view();
   const memory::ArrayView<std::int32_t> o = order.view();
   thrust::for_each_n(policy, thrust::counting_iterator<std::size_t>(0), total,
                      [=] AFEM_HOST_DEVICE(std::size_t t) {
@@ -123,6 +121,9 @@ void build_plan(BsrMatrix<B>& matrix, const RestrictionView& test, const Restric
                        o[t] = static_cast<std::int32_t>(t);
                      });
   memory::radix_sort_by_key(k, o, scratch);
+  // Borrowed after the sort, so that it takes the place of the sort's scratch.
+  auto heads = memory::borrow_temporary<std::int32_t>(scratch, total, "integrate.triplet_heads");
+  const memory::ArrayView<std::int32_t> h = heads.view();
   thrust::for_each_n(
       policy, thrust::counting_iterator<std::size_t>(0), total,
       [=] AFEM_HOST_DEVICE(std::size_t t) { h[t] = t == 0 || k[t] != k[t - 1] ? 1 : 0; });

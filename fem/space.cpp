@@ -14,7 +14,7 @@
 #include "geometry/mesh.hpp"
 #include "memory/counting_sort.hpp"
 #include "memory/error.hpp"
-#include "memory/radix_sort.hpp"
+#include "memory/sort_rows.hpp"
 #include "memory/thrust_allocator.hpp"
 
 namespace afem::fem::detail {
@@ -67,7 +67,7 @@ std::int32_t number_entities(const View& view, memory::ArrayView<std::int32_t> c
       k[v] = value;
     }
   });
-  memory::radix_sort_rows(key, entity_key_width, index, scratch);
+  memory::sort_rows(key, entity_key_width, index, scratch);
   thrust::for_each_n(policy, start, n, [=] AFEM_HOST_DEVICE(std::int32_t i) {
     const auto s = static_cast<std::size_t>(i);
     bool same = i > 0;

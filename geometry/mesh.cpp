@@ -26,6 +26,7 @@
 #include "memory/error.hpp"
 #include "memory/radix_sort.hpp"
 #include "memory/replace_owned.hpp"
+#include "memory/sort_rows.hpp"
 #include "memory/thrust_allocator.hpp"
 
 namespace afem::geometry {
@@ -140,7 +141,7 @@ Topology build_topology(ArrayView<const std::int32_t> cells, memory::Pool& pool,
           k[static_cast<std::size_t>(e) * max_side_vertices + j] = tuple[j];
         }
       });
-  memory::radix_sort_rows(k, max_side_vertices, o, arena);
+  memory::sort_rows(k, max_side_vertices, o, arena);
   auto same_key = [=] AFEM_HOST_DEVICE(std::int32_t a, std::int32_t b) {
     for (int j = 0; j < max_side_vertices; ++j) {
       if (k[static_cast<std::size_t>(a) * max_side_vertices + j] !=

@@ -1,11 +1,10 @@
 #pragma once
 
 /// @file
-/// radix_sort_by_key: a stable sort of integer keys and the values that go with them, and
-/// radix_sort_rows: row indices ordered lexicographically by rows of integers. Matrix plans,
-/// mesh topology and space numbering sort with them. All scratch comes from an arena and is
-/// borrowed before any work starts, so a sort that does not fit throws afem::OutOfMemory and
-/// leaves its arrays as they were; on the CPU the sort makes no call to the system allocator.
+/// radix_sort_by_key: a stable sort of integer keys and the values that go with them (matrix
+/// plans, lookup bins). All scratch comes from an arena and is borrowed before any work starts, so
+/// a sort that does not fit throws afem::OutOfMemory and leaves its arrays as they were; on the
+/// CPU the sort makes no call to the system allocator.
 
 #include <algorithm>
 #include <cstddef>
@@ -21,9 +20,6 @@
 #include "memory/temporary.hpp"
 
 #if AFEM_HAS_CUDA
-#include <thrust/for_each.h>
-#include <thrust/iterator/counting_iterator.h>
-#include <thrust/sequence.h>
 #include <thrust/sort.h>
 
 #include "memory/thrust_allocator.hpp"
@@ -41,7 +37,7 @@ namespace detail {
 
 /// Below this many keys a CPU radix sort runs on one thread.
 inline constexpr std::size_t radix_sort_grain = std::size_t{1} << 14;
-inline constexpr int radix_bits = 8;
+inline constexpr int radix_bits = 11;
 inline constexpr std::size_t radix_buckets = std::size_t{1} << radix_bits;
 
 /// The key's bits, the sign bit flipped for signed keys: unsigned order is then value order.
@@ -66,15 +62,18 @@ struct RadixPass {
   std::size_t* counts = nullptr;  // parts x radix_buckets
 
   [[nodiscard]] std::size_t begin(std::size_t part) const { return n * part / parts; }
-  [[nodiscard]] std::size_t digit(Key key) const {
-    return static_cast<std::size_t>(radix_bits_of(key) >> shift) & (radix_buckets - 1);
+  [[nodiscard]] static std::size_t digit(Key key, int at) {
+    return static_cast<std::size_t>(radix_bits_of(key) >> at) & (radix_buckets - 1);
   }
 
+  // The loops work on locals: stores through the arrays could otherwise alias the members.
   void count(std::size_t part) const {
     std::size_t* count = counts + part * radix_buckets;
     std::fill(count, count + radix_buckets, std::size_t{0});
-    for (std::size_t i = begin(part); i < begin(part + 1); ++i) {
-      ++count[digit(from_keys[i])];
+    const Key* keys = from_keys;
+    const int at = shift;
+    for (std::size_t i = begin(part), end = begin(part + 1); i < end; ++i) {
+      ++count[digit(keys[i], at)];
     }
   }
 
@@ -92,10 +91,15 @@ struct RadixPass {
 
   void scatter(std::size_t part) const {
     std::size_t* place = counts + part * radix_buckets;
-    for (std::size_t i = begin(part); i < begin(part + 1); ++i) {
-      const std::size_t to = place[digit(from_keys[i])]++;
-      to_keys[to] = from_keys[i];
-      to_values[to] = from_values[i];
+    const Key* keys = from_keys;
+    const Value* values = from_values;
+    Key* out_keys = to_keys;
+    Value* out_values = to_values;
+    const int at = shift;
+    for (std::size_t i = begin(part), end = begin(part + 1); i < end; ++i) {
+      const std::size_t to = place[digit(keys[i], at)]++;
+      out_keys[to] = keys[i];
+      out_values[to] = values[i];
     }
   }
 };
@@ -107,8 +111,8 @@ struct RadixPass {
 /// (a copy of both arrays and a count per digit and thread on the CPU, the sort's on CUDA) comes
 /// from `scratch` and is given back on return. Throws afem::Error when the sizes differ and
 /// afem::OutOfMemory when the scratch does not fit, leaving both arrays as they were.
-/// CPU: least-significant-digit first, 8 bits a pass, skipping the digits that every key shares
-/// (keys below 2^16 take two passes); at most one part per thread, one part below 16384 keys. The
+/// CPU: least-significant-digit first, 11 bits a pass, skipping the digits that every key shares
+/// (keys below 2^22 take two passes); at most one part per thread, one part below 16384 keys. The
 /// result is the same for any thread count. CUDA: Thrust's stable_sort_by_key.
 template <RadixKey Key, class Value>
 void radix_sort_by_key(ArrayView<Key> keys, ArrayView<Value> values, Arena& scratch) {
@@ -171,56 +175,6 @@ void radix_sort_by_key(ArrayView<Key> keys, ArrayView<Value> values, Arena& scra
     });
   }
 #endif
-}
-
-namespace detail {
-
-/// Column `column` of `table` (rows of `width` integers) in the row order `order`.
-struct GatherColumn {
-  ArrayView<const std::int32_t> table;
-  ArrayView<const std::int32_t> order;
-  ArrayView<std::int32_t> out;
-  int width = 1;
-  int column = 0;
-
-  AFEM_HOST_DEVICE void operator()(std::size_t i) const {
-    out[i] = table[static_cast<std::size_t>(order[i]) * static_cast<std::size_t>(width) +
-                   static_cast<std::size_t>(column)];
-  }
-};
-
-}  // namespace detail
-
-/// Writes to `order` the indices of the rows of `table` (order.size() rows of `width` integers,
-/// row after row) so that the rows come in lexicographic order, equal rows by increasing index.
-/// Scratch (one column and the radix sort's) comes from `scratch` and is given back on return.
-/// Throws afem::Error when the sizes disagree or the rows overflow 32-bit indices, and
-/// afem::OutOfMemory when the scratch does not fit. One stable radix sort per column, last first.
-inline void radix_sort_rows(ArrayView<const std::int32_t> table, int width,
-                            ArrayView<std::int32_t> order, Arena& scratch) {
-  const std::size_t rows = order.size();
-  AFEM_EXPECTS(width > 0 && table.size() == rows * static_cast<std::size_t>(width),
-               "radix_sort_rows: " + std::to_string(table.size()) + " integers for " +
-                   std::to_string(rows) + " rows of " + std::to_string(width));
-  AFEM_EXPECTS(rows <= static_cast<std::size_t>(std::numeric_limits<std::int32_t>::max()),
-               "radix_sort_rows: " + std::to_string(rows) + " rows overflow 32-bit indices");
-  auto column = borrow_temporary<std::int32_t>(scratch, rows, "radix_sort_rows.column");
-  detail::GatherColumn gather{table, order, column.view(), width, width - 1};
-#if AFEM_HAS_CUDA
-  auto policy = arena_policy(scratch, "radix_sort_rows.thrust");
-  thrust::sequence(policy, order.begin(), order.end());
-#else
-  parallel_for(rows, detail::radix_sort_grain,
-               [&](std::size_t i) { order[i] = static_cast<std::int32_t>(i); });
-#endif
-  for (; gather.column >= 0; --gather.column) {
-#if AFEM_HAS_CUDA
-    thrust::for_each_n(policy, thrust::counting_iterator<std::size_t>(0), rows, gather);
-#else
-    parallel_for(rows, detail::radix_sort_grain, gather);
-#endif
-    radix_sort_by_key(column.view(), order, scratch);
-  }
 }
 
 }  // namespace afem::memory

@@ -1,6 +1,6 @@
-// radix_sort_by_key and radix_sort_rows against std::stable_sort, for every thread count, below
-// and above the size where they go parallel; a sort whose scratch does not fit throws and leaves
-// its arrays as they were. Backend-generic: compiled by nvcc in the CUDA build.
+// radix_sort_by_key against std::stable_sort, for every thread count, below and above the size
+// where it goes parallel; a sort whose scratch does not fit throws and leaves its arrays as they
+// were. Backend-generic: compiled by nvcc in the CUDA build.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -109,9 +109,6 @@ TEST_F(RadixSortTest, RefusesMismatchedSizes) {
   auto keys = borrow_temporary<std::int64_t>(*pool_, 10, "test.keys");
   auto values = borrow_temporary<std::int32_t>(*pool_, 9, "test.values");
   EXPECT_THROW(radix_sort_by_key(keys.view(), values.view(), *arena_), Error);
-  auto table = borrow_temporary<std::int32_t>(*pool_, 30, "test.table");
-  EXPECT_THROW(radix_sort_rows(table.view(), 4, values.view(), *arena_), Error);
-  EXPECT_THROW(radix_sort_rows(table.view(), 0, values.view(), *arena_), Error);
   EXPECT_EQ(arena_->stats().live_handles, 0U);
 }
 
@@ -127,37 +124,6 @@ TEST_F(RadixSortTest, ScratchThatDoesNotFitLeavesTheArraysAsTheyWere) {
   EXPECT_EQ(test::copy_to_host(ArrayView<const std::int64_t>(device_keys.view())), keys);
   EXPECT_EQ(test::copy_to_host(ArrayView<const std::int32_t>(values.view())), positions);
   EXPECT_EQ(bounded.stats().live_handles, 0U);
-}
-
-TEST_F(RadixSortTest, OrdersRowsLexicographically) {
-  for (const int width : {1, 2, 4}) {
-    for (const std::size_t rows : {std::size_t{0}, std::size_t{500}, std::size_t{40000}}) {
-      // Small values, so that many rows share a prefix or are equal; the last column is
-      // sometimes a constant pad, as in the keys of a mesh's sides.
-      auto table = random_keys<std::int32_t>(rows * static_cast<std::size_t>(width), -3, 3, 7);
-      for (std::size_t r = 0; width > 1 && r < rows; r += 3) {
-        table[r * static_cast<std::size_t>(width) + static_cast<std::size_t>(width) - 1] =
-            std::numeric_limits<std::int32_t>::max();
-      }
-      std::vector<std::int32_t> expected(rows);
-      std::iota(expected.begin(), expected.end(), 0);
-      std::stable_sort(expected.begin(), expected.end(), [&](std::int32_t a, std::int32_t b) {
-        const auto row = [&](std::int32_t r) {
-          return table.begin() + static_cast<std::ptrdiff_t>(r) * width;
-        };
-        return std::lexicographical_compare(row(a), row(a) + width, row(b), row(b) + width);
-      });
-      auto device_table = borrow_temporary<std::int32_t>(*pool_, table.size(), "test.table");
-      auto order = borrow_temporary<std::int32_t>(*pool_, rows, "test.order");
-      test::copy_to_device(device_table.view(), table);
-      for_each_thread_count([&](const std::string& threads) {
-        radix_sort_rows(device_table.view(), width, order.view(), *arena_);
-        EXPECT_EQ(test::copy_to_host(ArrayView<const std::int32_t>(order.view())), expected)
-            << rows << " rows of " << width << ", " << threads;
-      });
-    }
-  }
-  EXPECT_EQ(arena_->stats().live_handles, 0U);
 }
 
 }  // namespace
