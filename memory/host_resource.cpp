@@ -1,7 +1,5 @@
 #include "memory/host_resource.hpp"
 
-#include <sys/mman.h>
-
 #include <new>
 #include <string>
 
@@ -26,9 +24,6 @@ void* HostResource::allocate(std::size_t bytes, const Stream& stream) {
   if (pointer == nullptr) {
     throw OutOfMemory("HostResource: the system allocator refused " + std::to_string(bytes) +
                       " bytes");
-  }
-  if (bytes >= huge_page_threshold) {
-    (void)::madvise(pointer, bytes, MADV_HUGEPAGE);  // a hint: ignored where THP is off
   }
   return pointer;
 }
