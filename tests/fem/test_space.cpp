@@ -22,6 +22,7 @@
 #include "quadrature/quadrature.hpp"
 #include "support/backend.hpp"
 #include "support/backend_test.hpp"
+#include "support/bounded_arena.hpp"
 #include "unit_box.hpp"
 
 namespace afem::fem {
@@ -301,9 +302,8 @@ TYPED_TEST(SpaceTest, PartitionAndRestrictionFollowTheSelectedCells) {
   check(second);
 }
 
-/// A step arena too small for the numbering of a space of the given degree: every capacity from
-/// 4 KiB up fails with OutOfMemory and holds nothing afterwards, until one fits and numbers the
-/// nodes as an unbounded arena does.
+/// A step arena too small for the numbering of a space of the given degree fails cleanly, until
+/// one fits and numbers the nodes as an unbounded arena does.
 template <int Degree, class G>
 void expect_clean_failures_until_it_fits(const G& geometry, memory::Pool& pool,
                                          memory::Arena& unbounded) {
@@ -313,24 +313,12 @@ void expect_clean_failures_until_it_fits(const G& geometry, memory::Pool& pool,
       test::copy_to_host(reference.view().cell_nodes);
   const std::vector<std::int32_t> expected_node_cell_local =
       test::copy_to_host(reference.node_cell_local());
-  int failures = 0;
-  for (std::size_t capacity = 4096;; capacity *= 2) {
-    memory::Arena bounded(pool,
-                          {.name = "bounded", .chunk_bytes = capacity, .capacity_bytes = capacity});
-    try {
-      const Space space(geometry, pool, bounded);
-      EXPECT_EQ(space.node_count(), reference.node_count());
-      EXPECT_EQ(test::copy_to_host(space.view().cell_nodes), expected_cell_nodes);
-      EXPECT_EQ(test::copy_to_host(space.node_cell_local()), expected_node_cell_local);
-      break;
-    } catch (const OutOfMemory& error) {
-      ++failures;
-      EXPECT_NE(std::string(error.what()).find("'bounded'"), std::string::npos) << error.what();
-      EXPECT_EQ(bounded.stats().live_handles, 0U);
-    }
-    ASSERT_LT(capacity, std::size_t{1} << 26) << "the numbering never fitted";
-  }
-  EXPECT_GT(failures, 0) << "the smallest arena already fitted: the test checks nothing";
+  test::expect_clean_failures_until_it_fits(pool, [&](memory::Arena& bounded) {
+    const Space space(geometry, pool, bounded);
+    EXPECT_EQ(space.node_count(), reference.node_count());
+    EXPECT_EQ(test::copy_to_host(space.view().cell_nodes), expected_cell_nodes);
+    EXPECT_EQ(test::copy_to_host(space.node_cell_local()), expected_node_cell_local);
+  });
 }
 
 TEST_F(SpaceBoundedArena, NumberingFailsCleanlyUntilTheArenaFits) {

@@ -24,6 +24,7 @@
 #include "memory/thrust_allocator.hpp"
 #include "support/backend.hpp"
 #include "support/backend_test.hpp"
+#include "support/bounded_arena.hpp"
 #include "support/fault_injection.hpp"
 
 namespace afem::geometry {
@@ -334,30 +335,17 @@ class MeshEdgeCases : public test::BackendTest {
 protected:
 };
 
-/// A scratch arena too small for a mesh's topology and lookup bins: every capacity from 4 KiB up
-/// fails with OutOfMemory (not the end of the program) and holds nothing afterwards, until one fits
-/// and builds the sides an unbounded arena builds.
+/// A scratch arena too small for a mesh's topology and lookup bins fails cleanly (not the end of
+/// the program), until one fits and builds the sides an unbounded arena builds.
 template <CellType Type>
 void expect_clean_failures_until_it_fits(const MeshData& data, memory::Pool& pool,
                                          memory::Arena& unbounded) {
   const Mesh<Type> reference(data, pool, unbounded);
   const auto expected = test::copy_to_host(reference.view().side_cells);
-  int failures = 0;
-  for (std::size_t capacity = 4096;; capacity *= 2) {
-    memory::Arena bounded(pool,
-                          {.name = "bounded", .chunk_bytes = capacity, .capacity_bytes = capacity});
-    try {
-      const Mesh<Type> mesh(data, pool, bounded);
-      EXPECT_EQ(test::copy_to_host(mesh.view().side_cells), expected);
-      break;
-    } catch (const OutOfMemory& error) {
-      ++failures;
-      EXPECT_NE(std::string(error.what()).find("'bounded'"), std::string::npos) << error.what();
-      EXPECT_EQ(bounded.stats().live_handles, 0U);
-    }
-    ASSERT_LT(capacity, std::size_t{1} << 26) << "the topology never fitted";
-  }
-  EXPECT_GT(failures, 0) << "the smallest arena already fitted: the test checks nothing";
+  test::expect_clean_failures_until_it_fits(pool, [&](memory::Arena& bounded) {
+    const Mesh<Type> mesh(data, pool, bounded);
+    EXPECT_EQ(test::copy_to_host(mesh.view().side_cells), expected);
+  });
 }
 
 TEST_F(MeshEdgeCases, TopologyFailsCleanlyUntilTheArenaFits) {
