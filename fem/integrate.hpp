@@ -18,22 +18,22 @@
 ///   the fields in the calls per function, f(prepared, test) and f(prepared, test, trial).
 
 #include <thrust/copy.h>
-#include <thrust/count.h>
 #include <thrust/fill.h>
 #include <thrust/for_each.h>
 #include <thrust/functional.h>
 #include <thrust/iterator/counting_iterator.h>
 #include <thrust/reduce.h>
-#include <thrust/scan.h>
 #include <thrust/sequence.h>
 #include <thrust/transform_reduce.h>
 
 #include <cstdint>
 #include <limits>
+#include <optional>
 #include <string>
 #include <type_traits>
 
 #include "fem/bsr_matrix.hpp"
+#include "fem/detail/assembly_plan.hpp"
 #include "fem/detail/evaluate.hpp"
 #include "fem/detail/field_pack.hpp"
 #include "fem/detail/integrand_needs.hpp"
@@ -43,7 +43,6 @@
 #include "fem/space_restriction.hpp"
 #include "memory/arena.hpp"
 #include "memory/error.hpp"
-#include "memory/radix_sort.hpp"
 #include "memory/thrust_allocator.hpp"
 #include "quadrature/quadrature.hpp"
 
@@ -94,83 +93,6 @@ void gather_segments(memory::ArrayView<const double> values,
           out[static_cast<std::size_t>(b) * Width + static_cast<std::size_t>(k)] = sum[k];
         }
       });
-}
-
-/// Builds the pattern and triplet plan of test x trial over the domain into `matrix`.
-template <int B, class TestElement, class TrialElement>
-void build_plan(BsrMatrix<B>& matrix, const RestrictionView& test, const RestrictionView& trial,
-                std::int32_t elements, const AssemblyKey& key, memory::Arena& scratch) {
-  constexpr int nt = TestElement::node_count;
-  constexpr int nu = TrialElement::node_count;
-  auto policy = memory::arena_policy(scratch, "integrate.thrust");
-  memory::Pool& pool = matrix.pool();
-  const auto total = static_cast<std::size_t>(key.triplets);
-  const std::int64_t cols = trial.node_count;
-  auto keys = memory::borrow_temporary<std::int64_t>(scratch, total, "integrate.triplet_keys");
-  auto order = memory::borrow_temporary<std::int32_t>(pool, total, "BsrMatrix.triplet_order");
-  const memory::ArrayView<std::int64_t> k = keys.view();
-  const memory::ArrayView<std::int32_t> o = order.view();
-  thrust::for_each_n(policy, thrust::counting_iterator<std::size_t>(0), total,
-                     [=] AFEM_HOST_DEVICE(std::size_t t) {
-                       const std::size_t e = t / (static_cast<std::size_t>(nt) * nu);
-                       const std::size_t i = (t / nu) % nt;
-                       const std::size_t j = t % nu;
-                       const std::int64_t row = test.element_nodes[e * nt + i];
-                       const std::int64_t col = trial.element_nodes[e * nu + j];
-                       k[t] = row * cols + col;
-                       o[t] = static_cast<std::int32_t>(t);
-                     });
-  memory::radix_sort_by_key(k, o, scratch);
-  // Borrowed after the sort, so that it takes the place of the sort's scratch.
-  auto heads = memory::borrow_temporary<std::int32_t>(scratch, total, "integrate.triplet_heads");
-  const memory::ArrayView<std::int32_t> h = heads.view();
-  thrust::for_each_n(
-      policy, thrust::counting_iterator<std::size_t>(0), total,
-      [=] AFEM_HOST_DEVICE(std::size_t t) { h[t] = t == 0 || k[t] != k[t - 1] ? 1 : 0; });
-  const auto blocks =
-      static_cast<std::size_t>(thrust::count(policy, h.begin(), h.end(), std::int32_t{1}));
-  thrust::inclusive_scan(policy, h.begin(), h.end(), h.begin());
-  auto starts = memory::borrow_temporary<std::int32_t>(pool, blocks + 1, "BsrMatrix.block_starts");
-  auto columns = memory::borrow_temporary<std::int32_t>(pool, blocks, "BsrMatrix.columns");
-  auto offsets = memory::borrow_temporary<std::int32_t>(
-      pool, static_cast<std::size_t>(test.node_count) + 1, "BsrMatrix.offsets");
-  auto values = memory::borrow_temporary<double>(pool, blocks * B * B, "BsrMatrix.values");
-  const memory::ArrayView<std::int32_t> s = starts.view();
-  const memory::ArrayView<std::int32_t> c = columns.view();
-  const memory::ArrayView<std::int32_t> off = offsets.view();
-  thrust::for_each_n(policy, thrust::counting_iterator<std::size_t>(0), total,
-                     [=] AFEM_HOST_DEVICE(std::size_t t) {
-                       if (t == 0 || h[t] != h[t - 1]) {
-                         const auto b = static_cast<std::size_t>(h[t] - 1);
-                         s[b] = static_cast<std::int32_t>(t);
-                         c[b] = static_cast<std::int32_t>(k[t] % cols);
-                       }
-                     });
-  const auto block_count = static_cast<std::int32_t>(blocks);
-  const auto total_triplets = static_cast<std::int32_t>(total);
-  thrust::for_each_n(
-      policy, thrust::counting_iterator<std::int32_t>(0), test.node_count + 1,
-      [=] AFEM_HOST_DEVICE(std::int32_t r) {
-        if (r == 0) {
-          s[static_cast<std::size_t>(block_count)] = total_triplets;
-        }
-        const std::int64_t first = static_cast<std::int64_t>(r) * cols;
-        std::int32_t lo = 0;
-        std::int32_t hi = block_count;
-        while (lo < hi) {
-          const std::int32_t mid = lo + (hi - lo) / 2;
-          if (k[static_cast<std::size_t>(s[static_cast<std::size_t>(mid)])] < first) {
-            lo = mid + 1;
-          } else {
-            hi = mid;
-          }
-        }
-        off[static_cast<std::size_t>(r)] = lo;
-      });
-  (void)elements;
-  matrix.set_pattern(test.node_count, trial.node_count, std::move(offsets), std::move(columns),
-                     std::move(values));
-  matrix.set_plan(key, std::move(order), std::move(starts));
 }
 
 /// A table row of an element's basis: values, then reference gradients, at one point.
@@ -384,9 +306,11 @@ void integral_sums(double* total, const Q& quadrature, const Integrand& integran
 
 /// Assembles the bilinear form sum over samples of weight * f(sample, test_i, trial_j, fields...)
 /// into `matrix` (rows: test nodes, columns: trial nodes, B = components). The pattern and its
-/// triplet plan (sort of the element triplets by row and column) are built on the first call and
-/// whenever a restriction was rebuilt; later calls only compute element matrices into the arena
-/// and sum each block's triplets in element order.
+/// triplet plan (which element triplets sum into each block; detail/assembly_plan.hpp) are built
+/// on the first call and whenever a restriction was rebuilt; later calls only compute element
+/// matrices into the arena and sum each block's triplets in element order. A call that throws
+/// (afem::OutOfMemory when the arena cannot hold the element matrices) leaves the matrix as it
+/// was.
 template <int B, quadrature::QuadratureRule Q, class Test, class Trial, class Integrand,
           class... Fields>
 void integrate(BsrMatrix<B>& matrix, const Q& quadrature, const Test& test, const Trial& trial,
@@ -432,15 +356,21 @@ void integrate(BsrMatrix<B>& matrix, const Q& quadrature, const Test& test, cons
                "integrate: " + std::to_string(triplets) +
                    " element triplets overflow 32-bit triplet indices; split the domain");
   const AssemblyKey key{test.version(), trial.version(), triplets};
+  // A new plan is installed only once the element matrices are computed: a first assembly whose
+  // memory does not fit leaves the matrix as it was.
+  std::optional<detail::AssemblyPlan<B>> plan;
   if (!(matrix.plan_key() == key)) {
-    detail::build_plan<B, TestElement, TrialElement>(matrix, test.view(), trial.view(), elements,
-                                                     key, scratch);
+    plan.emplace(detail::build_plan<B, TestElement, TrialElement>(matrix.pool(), test.view(),
+                                                                  trial.view(), key, scratch));
   }
   auto element_values = memory::borrow_temporary<double>(
       scratch, static_cast<std::size_t>(triplets) * B * B, "integrate.element_matrices");
   const memory::ArrayView<double> out = element_values.view();
   detail::element_matrices<B, TestElement, TrialElement>(out, quadrature, integrand, scratch,
                                                          fields...);
+  if (plan) {
+    std::move(*plan).install(matrix);
+  }
   detail::gather_segments<B * B>(out, matrix.triplet_order(), matrix.block_starts(),
                                  matrix.view().values, scratch);
 }
