@@ -243,11 +243,17 @@ void element_matrices(memory::ArrayView<double> out, const Q& quadrature,
         const ElementSamples<decltype(domain), decltype(q), map_table> samples(domain, q, map_rows,
                                                                                e);
         const std::int32_t cell = domain.element_cell(e);
+        const auto add_points = [&](const auto& test_nodes, const auto& trial_nodes) {
+          for (std::int32_t p = 0; p < q.point_count(e); ++p) {
+            add_point<B, prepared, TestElement, TrialElement, tabulated, GView>(
+                block, samples(p), test_rows, trial_rows, test_nodes, trial_nodes, integrand, pack);
+          }
+        };
         const NodePositions<TestElement, GView> test_nodes(domain.geometry, cell);
-        const NodePositions<TrialElement, GView> trial_nodes(domain.geometry, cell);
-        for (std::int32_t p = 0; p < q.point_count(e); ++p) {
-          add_point<B, prepared, TestElement, TrialElement, tabulated, GView>(
-              block, samples(p), test_rows, trial_rows, test_nodes, trial_nodes, integrand, pack);
+        if constexpr (std::is_same_v<TestElement, TrialElement>) {
+          add_points(test_nodes, test_nodes);
+        } else {
+          add_points(test_nodes, NodePositions<TrialElement, GView>(domain.geometry, cell));
         }
         if constexpr (on_stack) {
           for (int i = 0; i < size; ++i) {

@@ -94,11 +94,11 @@ struct ReferenceCell<CellType::hexahedron> {
   }
 };
 
-/// Weights of the geometric map's shape functions (one per vertex) at reference coordinates:
-/// barycentric on simplices, multilinear on quadrilaterals and hexahedra.
-template <CellType Type>
-AFEM_HOST_DEVICE inline void shape_values(
-    const Eigen::Matrix<double, ReferenceCell<Type>::dimension, 1>& xi, double* values) {
+/// Weights of the geometric map's shape functions (one per vertex) at reference coordinates `xi`
+/// (any type with xi[d]; constant-evaluated for constant coordinates): barycentric on simplices,
+/// multilinear on quadrilaterals and hexahedra.
+template <CellType Type, class Coords>
+AFEM_HOST_DEVICE constexpr void shape_values(const Coords& xi, double* values) {
   using Cell = ReferenceCell<Type>;
   if constexpr (Cell::simplex) {
     double rest = 1.0;

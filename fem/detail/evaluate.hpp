@@ -272,17 +272,33 @@ AFEM_HOST_DEVICE constexpr NodeCoordinates<Element> node_coordinates() {
   return table;
 }
 
-/// The positions of a cell's element nodes, found once per element: the cell map at each node's
-/// reference coordinates (from the cell's grid index on grids).
+/// The weights of a cell's vertices at each node of an element: the node sits at
+/// sum_v at[node][v] x_v (the cell map at the node's reference coordinates).
+template <class Element, geometry::CellType Type>
+struct NodeVertexWeights {
+  double at[Element::node_count][geometry::ReferenceCell<Type>::vertex_count];
+};
+template <class Element, geometry::CellType Type>
+AFEM_HOST_DEVICE constexpr NodeVertexWeights<Element, Type> node_vertex_weights() {
+  NodeVertexWeights<Element, Type> table{};
+  const NodeCoordinates<Element> nodes = node_coordinates<Element>();
+  for (int k = 0; k < Element::node_count; ++k) {
+    geometry::shape_values<Type>(nodes.at[k], table.at[k]);
+  }
+  return table;
+}
+
+/// The positions of a cell's element nodes, found once per element: from the cell's grid index
+/// on grids, from its vertices and constant weights (node_vertex_weights) on meshes.
 template <class Element, class GView>
 struct NodePositions {
   typename GView::Point x[Element::node_count];
 
   AFEM_HOST_DEVICE NodePositions(const GView& geometry, std::int32_t cell) {
     constexpr int dim = GView::dimension;
-    constexpr NodeCoordinates<Element> reference = node_coordinates<Element>();
-    typename GView::Coords xi;
     if constexpr (GridMap<GView>) {
+      constexpr NodeCoordinates<Element> reference = node_coordinates<Element>();
+      typename GView::Coords xi;
       std::int32_t index[dim];
       geometry.cell_grid_index(cell, index);
       for (int k = 0; k < Element::node_count; ++k) {
@@ -292,11 +308,20 @@ struct NodePositions {
         x[k] = geometry.grid_position(index, xi);
       }
     } else {
+      constexpr int nv = GView::Cell::vertex_count;
+      constexpr NodeVertexWeights<Element, GView::cell_type> weights =
+          node_vertex_weights<Element, GView::cell_type>();
+      typename GView::Point vertices[nv];
+      for (int v = 0; v < nv; ++v) {
+        vertices[v] = geometry.cell_vertex(cell, v);
+      }
       for (int k = 0; k < Element::node_count; ++k) {
-        for (int d = 0; d < dim; ++d) {
-          xi[d] = reference.at[k][d];
+        x[k].setZero();
+        for (int v = 0; v < nv; ++v) {
+          if (weights.at[k][v] != 0.0) {
+            x[k] += weights.at[k][v] * vertices[v];
+          }
         }
-        x[k] = geometry.cell_position(cell, xi);
       }
     }
   }
