@@ -1,6 +1,8 @@
 // bench_fem: Q1 Laplacian assembly on a 1024^2 grid and a 100^3 hex mesh, P1 on a ~1M-tet mesh,
 // compared side by side with an assembly of the same element matrices through Eigen's
-// setFromTriplets; SpMV; CG to 1e-8. Single-threaded unless the name says otherwise.
+// setFromTriplets; SpMV (with the bytes it moves); CG to 1e-8, and CG with Jacobi on the stiffness
+// plus mass matrices of the 1024^2 grid and the 100^3 hex mesh (the peer runner's problem).
+// Single-threaded unless the name says otherwise.
 #include <benchmark/benchmark.h>
 
 #include <Eigen/Sparse>
@@ -231,10 +233,11 @@ void BM_AssembleTetP1_Eigen(benchmark::State& state) {
   assemble_eigen(state, tet_problem());
 }
 
-/// y = A x on the 1024^2 grid's Q1 Laplacian.
-void BM_SpmvGridQ1(benchmark::State& state) {
+/// y = A x on a problem's Q1 Laplacian. Reports the bytes one product must move at least (the
+/// matrix's values, columns and offsets, x read once, y written) and that over the time.
+template <class P>
+void spmv(benchmark::State& state, P& problem) {
   set_threads(static_cast<int>(state.range(0)));
-  auto& problem = grid_problem();
   const auto n = static_cast<std::size_t>(problem.matrix->rows());
   auto x = memory::borrow_temporary<double>(problem.pool, n, "bench.x");
   auto y = memory::borrow_temporary<double>(problem.pool, n, "bench.y");
@@ -243,10 +246,70 @@ void BM_SpmvGridQ1(benchmark::State& state) {
     fem::spmv(*problem.matrix, x.view(), y.view(), problem.arena);
     benchmark::DoNotOptimize(y.data());
   }
+  const auto blocks = static_cast<double>(problem.matrix->block_count());
+  const double bytes = blocks * (sizeof(double) + sizeof(std::int32_t)) +
+                       static_cast<double>(n + 1) * sizeof(std::int32_t) +
+                       2.0 * static_cast<double>(n) * sizeof(double);
+  const auto iterations = static_cast<double>(state.iterations());
   state.counters["rows/s"] =
-      benchmark::Counter(static_cast<double>(state.iterations()) * static_cast<double>(n),
-                         benchmark::Counter::kIsRate);
+      benchmark::Counter(iterations * static_cast<double>(n), benchmark::Counter::kIsRate);
+  state.counters["bytes_per_spmv"] = bytes;
+  state.counters["bytes/s"] = benchmark::Counter(iterations * bytes, benchmark::Counter::kIsRate,
+                                                 benchmark::Counter::OneK::kIs1000);
   set_threads(2);
+}
+
+void BM_SpmvGridQ1(benchmark::State& state) {
+  spmv(state, grid_problem());
+}
+void BM_SpmvHexQ1(benchmark::State& state) {
+  spmv(state, hex_problem());
+}
+
+/// grad u . grad v + u v: the Laplacian plus the mass matrix, symmetric positive definite without
+/// boundary conditions.
+struct StiffnessMassForm {
+  template <class S, class V, class U>
+  AFEM_HOST_DEVICE double operator()(const S& /*s*/, const V& v, const U& u) const {
+    return fem::dot(u.grad(), v.grad()) + fem::dot(u.value(), v.value());
+  }
+};
+
+/// CG with Jacobi on a problem's Q1 stiffness plus mass matrix, right-hand side 1, from x = 0 to
+/// a relative residual of 1e-8: the peer runner's CG problem. Reports the iterations and the time
+/// per iteration (s/iteration).
+template <class P>
+void cg_jacobi(benchmark::State& state, P& problem) {
+  set_threads(static_cast<int>(state.range(0)));
+  fem::BsrMatrix<1> matrix(problem.pool);
+  fem::integrate(matrix, *problem.q, *problem.restriction, *problem.restriction,
+                 StiffnessMassForm{}, problem.arena);
+  const auto n = static_cast<std::size_t>(matrix.rows());
+  auto b = memory::borrow_temporary<double>(problem.pool, n, "bench.b");
+  auto x = memory::borrow_temporary<double>(problem.pool, n, "bench.x");
+  std::fill(b.data(), b.data() + n, 1.0);
+  int iterations = 0;
+  double total = 0.0;
+  for (auto _ : state) {
+    std::fill(x.data(), x.data() + n, 0.0);
+    iterations = fem::cg(matrix, b.view(), x.view(), problem.arena,
+                         {.tolerance = 1e-8,
+                          .max_iterations = 100000,
+                          .preconditioner = fem::Preconditioner::jacobi})
+                     .iterations;
+    total += iterations;
+  }
+  state.counters["cg_iterations"] = iterations;
+  state.counters["s/iteration"] =
+      benchmark::Counter(total, benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
+  set_threads(2);
+}
+
+void BM_CgJacobiGridQ1(benchmark::State& state) {
+  cg_jacobi(state, grid_problem());
+}
+void BM_CgJacobiHexQ1(benchmark::State& state) {
+  cg_jacobi(state, hex_problem());
 }
 
 /// CG (Jacobi) to 1e-8 on a 256^2 grid's Q1 Laplacian with zero Dirichlet data.
@@ -340,6 +403,19 @@ BENCHMARK(BM_SpmvGridQ1)
     ->Unit(benchmark::kMillisecond)
     ->MinTime(min_seconds)
     ->UseRealTime();
+BENCHMARK(BM_SpmvHexQ1)
+    ->Arg(1)
+    ->Arg(2)
+    ->Unit(benchmark::kMillisecond)
+    ->MinTime(min_seconds)
+    ->UseRealTime();
+BENCHMARK(BM_CgJacobiGridQ1)
+    ->Arg(1)
+    ->Arg(2)
+    ->Unit(benchmark::kSecond)
+    ->Iterations(1)
+    ->UseRealTime();
+BENCHMARK(BM_CgJacobiHexQ1)->Arg(1)->Arg(2)->Unit(benchmark::kSecond)->Iterations(1)->UseRealTime();
 BENCHMARK(BM_CgGridQ1_256)
     ->Arg(1)
     ->Arg(2)

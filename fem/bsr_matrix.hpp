@@ -165,6 +165,32 @@ private:
   memory::Temporary<std::int32_t> block_starts_;
 };
 
+namespace detail {
+
+/// Prefetches the values and columns of the blocks `lookahead` blocks past [begin, end): a row
+/// of a product asks for the lines a later row will read, which the hardware prefetcher alone
+/// leaves a core short of memory bandwidth on (measured on the CPU backend).
+template <int B>
+AFEM_HOST_DEVICE void prefetch_ahead(const BsrView<B>& m, std::int32_t begin, std::int32_t end) {
+  constexpr std::size_t lookahead = 512;
+  constexpr std::size_t line = 64;
+  constexpr std::size_t value_bytes = sizeof(double) * B * B;
+  constexpr std::size_t value_step = value_bytes < line ? line / value_bytes : 1;
+  constexpr std::size_t column_step = line / sizeof(std::int32_t);
+  const std::size_t blocks = m.columns.size();
+  const auto first = static_cast<std::size_t>(begin) + lookahead;
+  const std::size_t ahead_end = static_cast<std::size_t>(end) + lookahead;
+  const std::size_t last = ahead_end < blocks ? ahead_end : blocks;
+  for (std::size_t k = first; k < last; k += value_step) {
+    memory::prefetch(m.values.data() + k * B * B);
+  }
+  for (std::size_t k = first; k < last; k += column_step) {
+    memory::prefetch(m.columns.data() + k);
+  }
+}
+
+}  // namespace detail
+
 /// y = A x (alpha = 1, beta = 0) or y = alpha A x + beta y. Runs on the matrix's backend; returns
 /// when y is written.
 template <int B>
@@ -178,6 +204,7 @@ void spmv(const BsrMatrix<B>& a, memory::ArrayView<const double> x, memory::Arra
                      [=] AFEM_HOST_DEVICE(std::int32_t r) {
                        double sum[B] = {};
                        const auto row = static_cast<std::size_t>(r);
+                       detail::prefetch_ahead(m, m.offsets[row], m.offsets[row + 1]);
                        for (auto k = m.offsets[row]; k < m.offsets[row + 1]; ++k) {
                          const auto col =
                              static_cast<std::size_t>(m.columns[static_cast<std::size_t>(k)]);

@@ -46,4 +46,18 @@ inline constexpr bool has_cuda = AFEM_HAS_CUDA != 0;
 /// alignment).
 inline constexpr std::size_t block_alignment = 256;
 
+namespace memory {
+
+/// Asks the CPU to bring the cache line at `address` in ahead of its use (nothing on the GPU).
+/// Any address may be given: a prefetch never faults.
+AFEM_HOST_DEVICE inline void prefetch(const void* address) {
+#if !defined(__CUDA_ARCH__) && defined(__GNUC__)
+  __builtin_prefetch(address);
+#else
+  (void)address;
+#endif
+}
+
+}  // namespace memory
+
 }  // namespace afem
