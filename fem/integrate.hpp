@@ -81,6 +81,16 @@ void gather_segments(memory::ArrayView<const double> values,
       policy, thrust::counting_iterator<std::int32_t>(0), segments,
       [=] AFEM_HOST_DEVICE(std::int32_t b) {
         double sum[Width] = {};
+        // The entries of the triplets `lookahead` places on, which later blocks read: they are
+        // spread over the element matrices, beyond the reach of the hardware prefetcher.
+        constexpr std::size_t lookahead = 256;
+        const auto ahead_end =
+            static_cast<std::size_t>(starts[static_cast<std::size_t>(b) + 1]) + lookahead;
+        const std::size_t last = ahead_end < order.size() ? ahead_end : order.size();
+        for (auto t = static_cast<std::size_t>(starts[static_cast<std::size_t>(b)]) + lookahead;
+             t < last; ++t) {
+          memory::prefetch(&values[static_cast<std::size_t>(order[t]) * Width]);
+        }
         for (auto t = starts[static_cast<std::size_t>(b)];
              t < starts[static_cast<std::size_t>(b) + 1]; ++t) {
           const double* entries =

@@ -186,32 +186,37 @@ struct PlanRows {
     const std::int32_t begin = offsets[static_cast<std::size_t>(r)];
     const std::int32_t end = offsets[static_cast<std::size_t>(r) + 1];
     std::int32_t* row_columns = &columns[static_cast<std::size_t>(begin)];
+    std::int32_t* row_starts = &starts[static_cast<std::size_t>(begin)];
+    // The row's columns in the order found, each with its number of triplets (in row_starts).
     std::int32_t found = 0;
     for_each_triplet(r, [&](std::int32_t column, std::int32_t /*t*/) {
-      if (mark[column] < begin || mark[column] >= end) {
-        mark[column] = begin;
-        row_columns[found++] = column;
+      const std::int32_t slot = mark[column];
+      if (slot < begin || slot >= end) {
+        mark[column] = begin + found;
+        row_columns[found] = column;
+        row_starts[found] = 1;
+        ++found;
+      } else {
+        ++row_starts[slot - begin];
       }
     });
-    // A row has a few dozen columns: insertion sort.
+    // A row has a few dozen columns: insertion sort, the counts along.
     for (std::int32_t a = 1; a < found; ++a) {
       const std::int32_t column = row_columns[a];
+      const std::int32_t count = row_starts[a];
       std::int32_t b = a;
       for (; b > 0 && row_columns[b - 1] > column; --b) {
         row_columns[b] = row_columns[b - 1];
+        row_starts[b] = row_starts[b - 1];
       }
       row_columns[b] = column;
+      row_starts[b] = count;
     }
-    std::int32_t* row_starts = &starts[static_cast<std::size_t>(begin)];
     for (std::int32_t a = 0; a < found; ++a) {
       mark[row_columns[a]] = begin + a;
-      row_starts[a] = 0;
     }
-    // A counting sort of the row's triplets by block: counts, their running sum from the row's
+    // A counting sort of the row's triplets by block: the counts' running sum from the row's
     // first triplet, then each triplet at its block's next place.
-    for_each_triplet(r, [&](std::int32_t column, std::int32_t /*t*/) {
-      ++starts[static_cast<std::size_t>(mark[column])];
-    });
     std::int32_t place =
         test.node_pair_offsets[static_cast<std::size_t>(r)] * static_cast<std::int32_t>(NU);
     const std::int32_t row_first = place;
