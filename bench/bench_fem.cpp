@@ -246,10 +246,12 @@ void spmv(benchmark::State& state, P& problem) {
     fem::spmv(*problem.matrix, x.view(), y.view(), problem.arena);
     benchmark::DoNotOptimize(y.data());
   }
+  constexpr int b = decltype(problem.matrix->view())::block;
   const auto blocks = static_cast<double>(problem.matrix->block_count());
-  const double bytes = blocks * (sizeof(double) + sizeof(std::int32_t)) +
-                       static_cast<double>(n + 1) * sizeof(std::int32_t) +
-                       2.0 * static_cast<double>(n) * sizeof(double);
+  const double bytes =
+      blocks * (b * b * sizeof(double) + sizeof(std::int32_t)) +
+      static_cast<double>(problem.matrix->block_rows() + 1) * sizeof(std::int32_t) +
+      2.0 * static_cast<double>(n) * sizeof(double);
   const auto iterations = static_cast<double>(state.iterations());
   state.counters["rows/s"] =
       benchmark::Counter(iterations * static_cast<double>(n), benchmark::Counter::kIsRate);

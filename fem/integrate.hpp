@@ -81,6 +81,7 @@ void gather_segments(memory::ArrayView<const double> values,
       policy, thrust::counting_iterator<std::int32_t>(0), segments,
       [=] AFEM_HOST_DEVICE(std::int32_t b) {
         double sum[Width] = {};
+#if !defined(__CUDA_ARCH__)
         // The entries of the triplets `lookahead` places on, which later blocks read: they are
         // spread over the element matrices, beyond the reach of the hardware prefetcher.
         constexpr std::size_t lookahead = 256;
@@ -89,8 +90,13 @@ void gather_segments(memory::ArrayView<const double> values,
         const std::size_t last = ahead_end < order.size() ? ahead_end : order.size();
         for (auto t = static_cast<std::size_t>(starts[static_cast<std::size_t>(b)]) + lookahead;
              t < last; ++t) {
-          memory::prefetch(&values[static_cast<std::size_t>(order[t]) * Width]);
+          const double* entries = &values[static_cast<std::size_t>(order[t]) * Width];
+          memory::prefetch(entries);
+          if constexpr (Width > 1) {
+            memory::prefetch(entries + (Width - 1));
+          }
         }
+#endif
         for (auto t = starts[static_cast<std::size_t>(b)];
              t < starts[static_cast<std::size_t>(b) + 1]; ++t) {
           const double* entries =

@@ -49,7 +49,8 @@ inline constexpr std::size_t block_alignment = 256;
 namespace memory {
 
 /// Asks the CPU to bring the cache line at `address` in ahead of its use (nothing on the GPU).
-/// Any address may be given: a prefetch never faults.
+/// A prefetch never faults, but the address must still be formed inside its array (callers clamp
+/// their look-ahead to the array's end).
 AFEM_HOST_DEVICE inline void prefetch(const void* address) {
 #if !defined(__CUDA_ARCH__) && defined(__GNUC__)
   __builtin_prefetch(address);

@@ -6,13 +6,19 @@
 #
 #   scripts/bench-fem.sh [PEERS]    PEERS: the peer programs' folder (default ../shared/peers)
 #
-# Needs deal.II (apt-get install -y libdeal.ii-dev). arenafem: medians of 3 repetitions (Google
+# Needs deal.II (apt-get install -y libdeal.ii-dev). A program that fails leaves its messages in
+# build/bench-fem/*.err. arenafem: medians of 3 repetitions (Google
 # Benchmark), one CG solve each; deal.II: one run of its runner (best of 3 assemblies inside).
 # 1 thread unless said. The machine is shared: compare the ratios, not the bare figures.
 set -euo pipefail
+peers=${1:-$(dirname "$0")/../../shared/peers}
+if [ ! -d "$peers/dealii" ] || [ ! -d "$peers/stream" ]; then
+  echo "bench-fem: no peer programs (dealii/, stream/) in $peers" >&2
+  exit 1
+fi
+peers=$(cd "$peers" && pwd)
 cd "$(dirname "$0")/.."
 root=$(pwd)
-peers=$(cd "${1:-$root/../shared/peers}" && pwd)
 out=$root/build/bench-fem
 mkdir -p "$out"
 if [ ! -f /usr/include/deal.II/base/config.h ]; then
@@ -34,13 +40,13 @@ done
 OMP_NUM_THREADS=1 build/release/bench/bench_fem \
   --benchmark_filter='FirstWithPlan|BM_Assemble(Grid|Hex|Tet)(Q1|P1)/|Spmv' \
   --benchmark_repetitions=3 --benchmark_report_aggregates_only=true \
-  --benchmark_format=json >"$out/ours.json" 2>/dev/null
+  --benchmark_format=json >"$out/ours.json" 2>"$out/ours.err"
 OMP_NUM_THREADS=1 build/release/bench/bench_fem --benchmark_filter='CgJacobi.*/1/' \
-  --benchmark_format=json >"$out/ours_cg.json" 2>/dev/null
+  --benchmark_format=json >"$out/ours_cg.json" 2>"$out/ours_cg.err"
 : >"$out/dealii.jsonl"
 for args in "2 1024 1" "3 100 1"; do
   # shellcheck disable=SC2086
-  "$out/dealii/q1_laplace" $args >>"$out/dealii.jsonl"
+  "$out/dealii/q1_laplace" $args >>"$out/dealii.jsonl" 2>>"$out/dealii.err"
 done
 
 python3 - "$out" <<'EOF'

@@ -7,30 +7,32 @@
 /// element e, test node i, trial node j.
 ///
 /// CPU: row by row from the test restriction's node pairs (the (element, node) pairs of each row,
-/// already in element order): a row's columns are marked in a per-thread table, sorted, and its
-/// triplets placed by a counting sort over its few blocks; no sort of all triplets. CUDA: the
-/// triplets' (row, column) keys are sorted (a stable radix sort), which gives the same plan.
+/// already in element order): a row's columns are marked in a per-thread table over the trial
+/// nodes, sorted, and its triplets placed by a counting sort over its few blocks; no sort of all
+/// triplets. CUDA, and a domain with fewer triplets than the trial space has nodes (where the
+/// table would outweigh the plan): the triplets' (row, column) keys are sorted with a stable radix
+/// sort, which gives the same plan.
 
-#include <cstddef>
-#include <cstdint>
-#include <string>
-
-#include "fem/bsr_matrix.hpp"
-#include "fem/space_restriction.hpp"
-#include "memory/arena.hpp"
-#include "memory/temporary.hpp"
-
-#if AFEM_HAS_CUDA
 #include <thrust/count.h>
 #include <thrust/for_each.h>
 #include <thrust/iterator/counting_iterator.h>
 #include <thrust/scan.h>
 
-#include "memory/radix_sort.hpp"
-#include "memory/thrust_allocator.hpp"
-#else
-#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <string>
 #include <utility>
+
+#include "fem/bsr_matrix.hpp"
+#include "fem/space_restriction.hpp"
+#include "memory/arena.hpp"
+#include "memory/error.hpp"
+#include "memory/radix_sort.hpp"
+#include "memory/temporary.hpp"
+#include "memory/thrust_allocator.hpp"
+
+#if !AFEM_HAS_CUDA
+#include <algorithm>
 
 #include "memory/parallel_for.hpp"
 #endif
@@ -58,13 +60,11 @@ struct AssemblyPlan {
   }
 };
 
-#if AFEM_HAS_CUDA
-
-/// The pattern and triplet plan of test x trial over the domain, in `pool`.
+/// The plan from a stable sort of every triplet's (row, column) key.
 template <int B, class TestElement, class TrialElement>
-AssemblyPlan<B> build_plan(memory::Pool& pool, const RestrictionView& test,
-                           const RestrictionView& trial, const AssemblyKey& key,
-                           memory::Arena& scratch) {
+AssemblyPlan<B> build_plan_by_sort(memory::Pool& pool, const RestrictionView& test,
+                                   const RestrictionView& trial, const AssemblyKey& key,
+                                   memory::Arena& scratch) {
   constexpr int nt = TestElement::node_count;
   constexpr int nu = TrialElement::node_count;
   auto policy = memory::arena_policy(scratch, "integrate.thrust");
@@ -136,10 +136,12 @@ AssemblyPlan<B> build_plan(memory::Pool& pool, const RestrictionView& test,
           std::move(order),   std::move(starts)};
 }
 
-#else
+#if !AFEM_HAS_CUDA
 
-/// Rows per part of the CPU plan build below which it stays on one thread.
+/// Rows per part of the CPU plan build below which it stays on one thread; rows with more columns
+/// than this are sorted with std::sort instead of by insertion.
 inline constexpr std::size_t plan_row_grain = std::size_t{1} << 13;
+inline constexpr std::int32_t plan_insertion_sort_columns = 32;
 
 /// One part's rows of the CPU plan build: `mark` is the part's table over the trial nodes (-1
 /// where unmarked when a pass starts).
@@ -200,6 +202,16 @@ struct PlanRows {
         ++row_starts[slot - begin];
       }
     });
+    if (found > plan_insertion_sort_columns) {
+      // Many columns (high-order elements): sorted alone, then counted again.
+      std::sort(row_columns, row_columns + found);
+      for (std::int32_t a = 0; a < found; ++a) {
+        mark[row_columns[a]] = begin + a;
+        row_starts[a] = 0;
+      }
+      for_each_triplet(
+          r, [&](std::int32_t column, std::int32_t /*t*/) { ++row_starts[mark[column] - begin]; });
+    }
     // A row has a few dozen columns: insertion sort, the counts along.
     for (std::int32_t a = 1; a < found; ++a) {
       const std::int32_t column = row_columns[a];
@@ -238,18 +250,18 @@ struct PlanRows {
   }
 };
 
-/// The pattern and triplet plan of test x trial over the domain, in `pool`.
+/// The plan row by row (CPU), with `parts` mark tables over the trial nodes.
 template <int B, class TestElement, class TrialElement>
-AssemblyPlan<B> build_plan(memory::Pool& pool, const RestrictionView& test,
-                           const RestrictionView& trial, const AssemblyKey& key,
-                           memory::Arena& scratch) {
+AssemblyPlan<B> build_plan_by_rows(std::size_t parts, memory::Pool& pool,
+                                   const RestrictionView& test, const RestrictionView& trial,
+                                   const AssemblyKey& key, memory::Arena& scratch) {
   const auto total = static_cast<std::size_t>(key.triplets);
   const auto rows = static_cast<std::size_t>(test.node_count);
   const auto cols = static_cast<std::size_t>(trial.node_count);
-  std::size_t parts = 1;
-  if (rows >= 2 * plan_row_grain) {
-    parts = std::min(static_cast<std::size_t>(memory::parallel_team_size()), rows / plan_row_grain);
-  }
+  AFEM_EXPECTS(
+      test.node_pair_offsets[rows] == static_cast<std::int64_t>(total) / TrialElement::node_count,
+      "integrate: the restriction's node pairs do not match its " + std::to_string(total) +
+          " element triplets");
   auto marks =
       memory::borrow_temporary<std::int32_t>(scratch, parts * cols, "integrate.plan_marks");
   auto offsets = memory::borrow_temporary<std::int32_t>(pool, rows + 1, "BsrMatrix.offsets");
@@ -295,5 +307,27 @@ AssemblyPlan<B> build_plan(memory::Pool& pool, const RestrictionView& test,
 }
 
 #endif
+
+/// The pattern and triplet plan of test x trial over the domain, in `pool`.
+template <int B, class TestElement, class TrialElement>
+AssemblyPlan<B> build_plan(memory::Pool& pool, const RestrictionView& test,
+                           const RestrictionView& trial, const AssemblyKey& key,
+                           memory::Arena& scratch) {
+#if !AFEM_HAS_CUDA
+  const auto total = static_cast<std::size_t>(key.triplets);
+  const auto rows = static_cast<std::size_t>(test.node_count);
+  const auto columns = static_cast<std::size_t>(trial.node_count);
+  std::size_t parts = 1;
+  if (rows >= 2 * plan_row_grain) {
+    parts = std::min(static_cast<std::size_t>(memory::parallel_team_size()), rows / plan_row_grain);
+  }
+  // The mark tables stay smaller than the plan's own triplet order.
+  parts = std::min(parts, std::max<std::size_t>(total / std::max<std::size_t>(columns, 1), 1));
+  if (columns <= total) {
+    return build_plan_by_rows<B, TestElement, TrialElement>(parts, pool, test, trial, key, scratch);
+  }
+#endif
+  return build_plan_by_sort<B, TestElement, TrialElement>(pool, test, trial, key, scratch);
+}
 
 }  // namespace afem::fem::detail

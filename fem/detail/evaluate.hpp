@@ -295,8 +295,8 @@ struct NodePositions {
   typename GView::Point x[Element::node_count];
 
   AFEM_HOST_DEVICE NodePositions(const GView& geometry, std::int32_t cell) {
-    constexpr int dim = GView::dimension;
     if constexpr (GridMap<GView>) {
+      constexpr int dim = GView::dimension;
       constexpr NodeCoordinates<Element> reference = node_coordinates<Element>();
       typename GView::Coords xi;
       std::int32_t index[dim];

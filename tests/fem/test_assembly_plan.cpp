@@ -123,8 +123,8 @@ TEST_F(AssemblyPlanTest, GivesRowsNoElementTouchesNoBlocks) {
   auto geometry = test::UnitBox<geometry::Grid2D>::make(n, *pool_, *arena_);
   const LagrangeSpace<geometry::Grid2D, 1> space(*geometry, *pool_, *arena_);
   geometry::CellBasedGeometryPartition partition(*geometry, *pool_);
-  // Every other row of cells (numbered x fastest): the space's numbering, with rows of nodes
-  // between them that no selected cell touches.
+  // Every third row of cells (numbered x fastest), in the space's numbering: rows of nodes
+  // between them touch no selected cell.
   std::vector<std::int32_t> selected;
   for (std::int32_t c = 0; c < n * n; ++c) {
     if ((c / n) % 3 == 0) {
@@ -146,6 +146,26 @@ TEST_F(AssemblyPlanTest, GivesRowsNoElementTouchesNoBlocks) {
   EXPECT_EQ(row_blocks(2 * (n + 1) + 3), 0);
   EXPECT_EQ(row_blocks(0), 4);
   EXPECT_EQ(row_blocks(n + 1 + 3), 6);
+}
+
+TEST_F(AssemblyPlanTest, EqualsASortOfTheTripletsForAFewCellsOfALargeSpace) {
+  // Fewer triplets than nodes: the plan comes from a sort of the triplets, not from mark tables
+  // over all the nodes.
+  const std::int32_t n = 40;
+  auto geometry = test::UnitBox<geometry::Grid2D>::make(n, *pool_, *arena_);
+  const LagrangeSpace<geometry::Grid2D, 1> space(*geometry, *pool_, *arena_);
+  geometry::CellBasedGeometryPartition partition(*geometry, *pool_);
+  const std::vector<std::int32_t> selected = {5, 6, 5 + n, 900};
+  auto selection = memory::borrow_temporary<std::int32_t>(*pool_, selected.size(), "test.cells");
+  test::copy_to_device(selection.view(), selected);
+  partition.select_cells(selection.view(), *arena_);
+  const quadrature::Cells cells(partition);
+  const SpaceRestriction restriction(space, cells, *arena_);
+  const HostPlan plan = built_plan(restriction, restriction, *pool_, *arena_);
+  EXPECT_EQ(plan, expected_plan(restriction, restriction));
+  // Cells 5, 6 and 45 cover 8 nodes coupled in 40 pairs (the node all three share couples with
+  // all 8); cell 900 stands alone (16).
+  EXPECT_EQ(plan.columns.size(), std::size_t{40 + 16});
 }
 
 TEST_F(AssemblyPlanTest, IsTheSameOnAnyThreadCount) {

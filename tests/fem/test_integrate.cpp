@@ -546,8 +546,9 @@ TEST_F(IntegrateTest, GivesBackEverythingItBorrowsAndLeavesTheCallersHandlesVali
 }
 
 TEST_F(IntegrateTest, AMatrixAssemblyFailsCleanlyUntilTheArenaFits) {
-  // A first assembly sorts the element pairs into the matrix's pattern: with a scratch arena at
-  // its hard capacity that is an OutOfMemory, not the end of the program, on any backend.
+  // A first assembly builds the matrix's pattern and plan, then its element matrices: with a
+  // scratch arena at its hard capacity that is an OutOfMemory, not the end of the program, on any
+  // backend.
   auto geometry = test::UnitBox<geometry::Hexmesh>::make(4, *pool_, *arena_);
   const LagrangeSpace<geometry::Hexmesh, 2> space(*geometry, *pool_, *arena_);
   const quadrature::Cells cells(*geometry);
@@ -565,6 +566,31 @@ TEST_F(IntegrateTest, AMatrixAssemblyFailsCleanlyUntilTheArenaFits) {
         EXPECT_EQ(Eigen::MatrixXd(test::to_eigen(*matrix)), expected);
       },
       [&] { EXPECT_EQ(matrix->block_count(), 0); });
+}
+
+TEST_F(IntegrateTest, AMatrixKeepsItsPatternAndValuesWhenANewPlanDoesNotFit) {
+  auto geometry = test::UnitBox<geometry::Hexmesh>::make(3, *pool_, *arena_);
+  const LagrangeSpace<geometry::Hexmesh, 2> space(*geometry, *pool_, *arena_);
+  const quadrature::Cells cells(*geometry);
+  const quadrature::RegularQuadrature q(cells, 4, *pool_);
+  SpaceRestriction restriction(space, cells, *arena_);
+  BsrMatrix<1> matrix(*pool_);
+  integrate(matrix, q, restriction, restriction, LaplaceForm{}, *arena_);
+  const Eigen::MatrixXd assembled(test::to_eigen(matrix));
+  const AssemblyKey key = matrix.plan_key();
+  // A rebuilt restriction asks for a new plan; until one fits, the matrix is the one it was.
+  restriction.rebuild(*arena_);
+  test::expect_clean_failures_until_it_fits(
+      *pool_,
+      [&](memory::Arena& bounded) {
+        integrate(matrix, q, restriction, restriction, LaplaceForm{}, bounded);
+        EXPECT_FALSE(matrix.plan_key() == key);
+      },
+      [&] {
+        EXPECT_TRUE(matrix.plan_key() == key);
+        EXPECT_EQ(Eigen::MatrixXd(test::to_eigen(matrix)), assembled);
+      });
+  EXPECT_EQ(Eigen::MatrixXd(test::to_eigen(matrix)), assembled);
 }
 
 TEST_F(IntegrateTest, RefusesASpaceOnAnotherGeometry) {
