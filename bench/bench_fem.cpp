@@ -249,7 +249,7 @@ void spmv(benchmark::State& state, P& problem) {
   constexpr int b = decltype(problem.matrix->view())::block;
   const auto blocks = static_cast<double>(problem.matrix->block_count());
   const double bytes =
-      blocks * (b * b * sizeof(double) + sizeof(std::int32_t)) +
+      blocks * (sizeof(double) * b * b + sizeof(std::int32_t)) +
       static_cast<double>(problem.matrix->block_rows() + 1) * sizeof(std::int32_t) +
       2.0 * static_cast<double>(n) * sizeof(double);
   const auto iterations = static_cast<double>(state.iterations());
