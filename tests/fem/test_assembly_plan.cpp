@@ -118,11 +118,25 @@ TEST_F(AssemblyPlanTest, EqualsASortOfTheTripletsForDifferentTestAndTrialElement
   EXPECT_EQ(built_plan(trial, test, *pool_, *arena_), expected_plan(trial, test));
 }
 
+/// The plan of Q1 on the cells `selected` of an n x n grid, in the whole space's numbering,
+/// checked against the sort of its triplets.
+HostPlan plan_on_selected_cells(std::int32_t n, const std::vector<std::int32_t>& selected,
+                                memory::Pool& pool, memory::Arena& arena) {
+  auto geometry = test::UnitBox<geometry::Grid2D>::make(n, pool, arena);
+  const LagrangeSpace<geometry::Grid2D, 1> space(*geometry, pool, arena);
+  geometry::CellBasedGeometryPartition partition(*geometry, pool);
+  auto selection = memory::borrow_temporary<std::int32_t>(pool, selected.size(), "test.cells");
+  test::copy_to_device(selection.view(), selected);
+  partition.select_cells(selection.view(), arena);
+  const quadrature::Cells cells(partition);
+  const SpaceRestriction restriction(space, cells, arena);
+  HostPlan plan = built_plan(restriction, restriction, pool, arena);
+  EXPECT_EQ(plan, expected_plan(restriction, restriction));
+  return plan;
+}
+
 TEST_F(AssemblyPlanTest, GivesRowsNoElementTouchesNoBlocks) {
   const std::int32_t n = 6;
-  auto geometry = test::UnitBox<geometry::Grid2D>::make(n, *pool_, *arena_);
-  const LagrangeSpace<geometry::Grid2D, 1> space(*geometry, *pool_, *arena_);
-  geometry::CellBasedGeometryPartition partition(*geometry, *pool_);
   // Every third row of cells (numbered x fastest), in the space's numbering: rows of nodes
   // between them touch no selected cell.
   std::vector<std::int32_t> selected;
@@ -131,13 +145,7 @@ TEST_F(AssemblyPlanTest, GivesRowsNoElementTouchesNoBlocks) {
       selected.push_back(c);
     }
   }
-  auto selection = memory::borrow_temporary<std::int32_t>(*pool_, selected.size(), "test.cells");
-  test::copy_to_device(selection.view(), selected);
-  partition.select_cells(selection.view(), *arena_);
-  const quadrature::Cells cells(partition);
-  const SpaceRestriction restriction(space, cells, *arena_);
-  const HostPlan plan = built_plan(restriction, restriction, *pool_, *arena_);
-  EXPECT_EQ(plan, expected_plan(restriction, restriction));
+  const HostPlan plan = plan_on_selected_cells(n, selected, *pool_, *arena_);
   // Node rows 2, 5 and 6 touch no selected cell; rows 0 and 1 touch cell row 0 alone.
   const auto row_blocks = [&](std::int32_t node) {
     return plan.offsets[static_cast<std::size_t>(node) + 1] -
@@ -152,17 +160,7 @@ TEST_F(AssemblyPlanTest, EqualsASortOfTheTripletsForAFewCellsOfALargeSpace) {
   // Fewer triplets than nodes: the plan comes from a sort of the triplets, not from mark tables
   // over all the nodes.
   const std::int32_t n = 40;
-  auto geometry = test::UnitBox<geometry::Grid2D>::make(n, *pool_, *arena_);
-  const LagrangeSpace<geometry::Grid2D, 1> space(*geometry, *pool_, *arena_);
-  geometry::CellBasedGeometryPartition partition(*geometry, *pool_);
-  const std::vector<std::int32_t> selected = {5, 6, 5 + n, 900};
-  auto selection = memory::borrow_temporary<std::int32_t>(*pool_, selected.size(), "test.cells");
-  test::copy_to_device(selection.view(), selected);
-  partition.select_cells(selection.view(), *arena_);
-  const quadrature::Cells cells(partition);
-  const SpaceRestriction restriction(space, cells, *arena_);
-  const HostPlan plan = built_plan(restriction, restriction, *pool_, *arena_);
-  EXPECT_EQ(plan, expected_plan(restriction, restriction));
+  const HostPlan plan = plan_on_selected_cells(n, {5, 6, 5 + n, 900}, *pool_, *arena_);
   // Cells 5, 6 and 45 cover 8 nodes coupled in 40 pairs (the node all three share couples with
   // all 8); cell 900 stands alone (16).
   EXPECT_EQ(plan.columns.size(), std::size_t{40 + 16});
