@@ -200,6 +200,47 @@ AFEM_HOST_DEVICE void prefetch_ahead(const BsrView<B>& m, std::int32_t begin, st
 #endif
 }
 
+/// Adds block k's product with x to the B sums of `lane`.
+template <int B>
+AFEM_HOST_DEVICE void add_block_product(const BsrView<B>& m, memory::ArrayView<const double> x,
+                                        std::size_t k, double* lane) {
+  const auto col = static_cast<std::size_t>(m.columns[k]);
+  const double* block = &m.values[k * B * B];
+  for (int i = 0; i < B; ++i) {
+    for (int j = 0; j < B; ++j) {
+      lane[i] += block[i * B + j] * x[col * B + static_cast<std::size_t>(j)];
+    }
+  }
+}
+
+/// The B entries of (A x) for the blocks [begin, end) of one block row. The blocks are summed in
+/// `lanes` interleaved partial sums (block k into lane k % lanes, the last few into lane 0, the
+/// lanes added pairwise at the end): one running sum would make every block wait for the previous
+/// one's addition, which bounds a row by the adder's latency rather than by memory. The order is
+/// fixed, so the result does not depend on the thread count.
+template <int B>
+AFEM_HOST_DEVICE void row_product(const BsrView<B>& m, memory::ArrayView<const double> x,
+                                  std::size_t begin, std::size_t end, double* sum) {
+  constexpr int lanes = B == 1 ? 4 : 2;
+  double lane[lanes][B] = {};
+  std::size_t k = begin;
+  for (; k + lanes <= end; k += lanes) {
+    for (int l = 0; l < lanes; ++l) {
+      add_block_product<B>(m, x, k + static_cast<std::size_t>(l), lane[l]);
+    }
+  }
+  for (; k < end; ++k) {
+    add_block_product<B>(m, x, k, lane[0]);
+  }
+  for (int i = 0; i < B; ++i) {
+    if constexpr (lanes == 4) {
+      sum[i] = (lane[0][i] + lane[1][i]) + (lane[2][i] + lane[3][i]);
+    } else {
+      sum[i] = lane[0][i] + lane[1][i];
+    }
+  }
+}
+
 }  // namespace detail
 
 /// y = A x (alpha = 1, beta = 0) or y = alpha A x + beta y. Runs on the matrix's backend; returns
@@ -213,19 +254,12 @@ void spmv(const BsrMatrix<B>& a, memory::ArrayView<const double> x, memory::Arra
   const BsrView<B> m = a.view();
   thrust::for_each_n(policy, thrust::counting_iterator<std::int32_t>(0), m.block_rows,
                      [=] AFEM_HOST_DEVICE(std::int32_t r) {
-                       double sum[B] = {};
                        const auto row = static_cast<std::size_t>(r);
+                       const auto begin = static_cast<std::size_t>(m.offsets[row]);
+                       const auto end = static_cast<std::size_t>(m.offsets[row + 1]);
                        detail::prefetch_ahead(m, m.offsets[row], m.offsets[row + 1]);
-                       for (auto k = m.offsets[row]; k < m.offsets[row + 1]; ++k) {
-                         const auto col =
-                             static_cast<std::size_t>(m.columns[static_cast<std::size_t>(k)]);
-                         const double* block = &m.values[static_cast<std::size_t>(k) * B * B];
-                         for (int i = 0; i < B; ++i) {
-                           for (int j = 0; j < B; ++j) {
-                             sum[i] += block[i * B + j] * x[col * B + static_cast<std::size_t>(j)];
-                           }
-                         }
-                       }
+                       double sum[B];
+                       detail::row_product<B>(m, x, begin, end, sum);
                        for (int i = 0; i < B; ++i) {
                          double& out = y[row * B + static_cast<std::size_t>(i)];
                          out = beta == 0.0 ? alpha * sum[i] : alpha * sum[i] + beta * out;
