@@ -31,6 +31,7 @@ namespace {
 using namespace afem;
 
 struct LaplaceForm {
+  static constexpr bool symmetric = true;
   template <class S, class V, class U>
   AFEM_HOST_DEVICE double operator()(const S& /*s*/, const V& v, const U& u) const {
     return fem::dot(u.grad(), v.grad());
@@ -271,6 +272,7 @@ void BM_SpmvHexQ1(benchmark::State& state) {
 /// grad u . grad v + u v: the Laplacian plus the mass matrix, symmetric positive definite without
 /// boundary conditions.
 struct StiffnessMassForm {
+  static constexpr bool symmetric = true;
   template <class S, class V, class U>
   AFEM_HOST_DEVICE double operator()(const S& /*s*/, const V& v, const U& u) const {
     return fem::dot(u.grad(), v.grad()) + fem::dot(u.value(), v.value());

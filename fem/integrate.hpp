@@ -14,6 +14,8 @@
 /// (detail/integrand_needs.hpp):
 /// - `static constexpr bool reads_gradients = false`: the integrand never reads a test or trial
 ///   function's gradient, so only the basis values are evaluated (the gradients are zero);
+/// - `static constexpr bool symmetric = true` (bilinear): f(sample, v, u) == f(sample, u, v), so
+///   with the same element on both sides only half of each element matrix is evaluated;
 /// - `prepare(sample, fields...)`: called once per sample; its result stands for the sample and
 ///   the fields in the calls per function, f(prepared, test) and f(prepared, test, trial).
 
@@ -171,10 +173,17 @@ AFEM_HOST_DEVICE auto basis_at(const Sample<D>& s, memory::ArrayView<const doubl
   }
 }
 
+/// Where the entry of test function (i, ci) and trial function (j, cj) sits in an element matrix.
+template <int B, int nu>
+AFEM_HOST_DEVICE constexpr int entry_index(int i, int ci, int j, int cj) {
+  return ((i * nu + j) * B + ci) * B + cj;
+}
+
 /// Adds weight * f(s, test_i, trial_j, fields...) (f(prepared, test_i, trial_j) when Prepared)
-/// for every basis pair and component pair.
-template <int B, bool Prepared, int D, class TestBasis, class TrialBasis, class TestNodes,
-          class TrialNodes, class Integrand, class Pack>
+/// for every basis pair and component pair; with Upper, only for the pairs whose trial function
+/// (j, cj) does not come before the test function (i, ci) (see mirror_upper).
+template <int B, bool Prepared, bool Upper, int D, class TestBasis, class TrialBasis,
+          class TestNodes, class TrialNodes, class Integrand, class Pack>
 AFEM_HOST_DEVICE void add_pairs(double* block, const Sample<D>& s, const TestBasis& test,
                                 const TestNodes& test_nodes, const TrialBasis& trial,
                                 const TrialNodes& trial_nodes, const Integrand& integrand,
@@ -185,16 +194,37 @@ AFEM_HOST_DEVICE void add_pairs(double* block, const Sample<D>& s, const TestBas
   for (int i = 0; i < nt; ++i) {
     for (int ci = 0; ci < B; ++ci) {
       const ShapeFunction<D, B> v{test.value[i], test.gradient[i], ci, -1, test_nodes.x[i]};
-      for (int j = 0; j < nu; ++j) {
-        for (int cj = 0; cj < B; ++cj) {
+      for (int j = Upper ? i : 0; j < nu; ++j) {
+        for (int cj = Upper && j == i ? ci : 0; cj < B; ++cj) {
           const ShapeFunction<D, B> u{trial.value[j], trial.gradient[j], cj, -1, trial_nodes.x[j]};
-          block[((i * nu + j) * B + ci) * B + cj] +=
+          block[entry_index<B, nu>(i, ci, j, cj)] +=
               s.weight * call_at<Prepared>(integrand, at, pack, v, u);
         }
       }
     }
   }
 }
+
+/// Copies the entries add_pairs<..., Upper = true> summed to their mirror images: entry (j, cj;
+/// i, ci) takes the value of (i, ci; j, cj).
+template <int B, int n>
+AFEM_HOST_DEVICE void mirror_upper(double* block) {
+  for (int i = 0; i < n; ++i) {
+    for (int ci = 0; ci < B; ++ci) {
+      for (int j = i; j < n; ++j) {
+        for (int cj = j == i ? ci + 1 : 0; cj < B; ++cj) {
+          block[entry_index<B, n>(j, cj, i, ci)] = block[entry_index<B, n>(i, ci, j, cj)];
+        }
+      }
+    }
+  }
+}
+
+/// Whether element matrices of `Integrand` are computed as an upper half and mirrored: it
+/// declares itself symmetric and both sides have the same element.
+template <class Integrand, class TestElement, class TrialElement>
+inline constexpr bool upper_half =
+    declares_symmetric<Integrand>() && std::is_same_v<TestElement, TrialElement>;
 
 /// Adds one sample's contributions to an element matrix (the trial basis is the test basis when
 /// both spaces have the same element).
@@ -208,12 +238,13 @@ AFEM_HOST_DEVICE void add_point(double* block, const Sample<D>& s,
   constexpr bool gradients = reads_gradients<Integrand>();
   const auto test_basis = basis_at<TestElement, Tabulated, GView, gradients>(s, test_rows);
   if constexpr (std::is_same_v<TestElement, TrialElement>) {
-    add_pairs<B, Prepared>(block, s, test_basis, test_nodes, test_basis, trial_nodes, integrand,
-                           pack);
+    add_pairs<B, Prepared, upper_half<Integrand, TestElement, TrialElement>>(
+        block, s, test_basis, test_nodes, test_basis, trial_nodes, integrand, pack);
   } else {
-    add_pairs<B, Prepared>(block, s, test_basis, test_nodes,
-                           basis_at<TrialElement, Tabulated, GView, gradients>(s, trial_rows),
-                           trial_nodes, integrand, pack);
+    add_pairs<B, Prepared, false>(
+        block, s, test_basis, test_nodes,
+        basis_at<TrialElement, Tabulated, GView, gradients>(s, trial_rows), trial_nodes, integrand,
+        pack);
   }
 }
 
@@ -270,6 +301,9 @@ void element_matrices(memory::ArrayView<double> out, const Q& quadrature,
           add_points(test_nodes, test_nodes);
         } else {
           add_points(test_nodes, NodePositions<TrialElement, GView>(domain.geometry, cell));
+        }
+        if constexpr (upper_half<Integrand, TestElement, TrialElement>) {
+          mirror_upper<B, nt>(block);
         }
         if constexpr (on_stack) {
           for (int i = 0; i < size; ++i) {

@@ -69,6 +69,7 @@ struct Exact {
 /// nu grad u . grad v
 struct DiffusionForm {
   double viscosity = 1.0;
+  static constexpr bool symmetric = true;
   template <class Sample, class Test, class Trial>
   AFEM_HOST_DEVICE double operator()(const Sample& /*s*/, const Test& v, const Trial& u) const {
     return viscosity * fem::dot(u.grad(), v.grad());

@@ -6,6 +6,11 @@
 /// - `static constexpr bool reads_gradients = false`: it never reads a test or trial function's
 ///   gradient (grad(), div(), basis_gradient), so only the basis values are evaluated and the
 ///   functions' gradients are zero;
+/// - `static constexpr bool symmetric = true` (bilinear forms): f(sample, v, u) equals
+///   f(sample, u, v) for every pair of functions, as for a Laplacian, a mass or an elasticity form.
+///   Where the test and trial spaces have the same element, integrate() then evaluates the pairs
+///   (test i, trial j) with i <= j only and mirrors the element matrix; an integrand that declares
+///   it but is not symmetric gets a wrong matrix;
 /// - `prepare(sample, fields...)`: integrate() calls it once per sample and hands its result, in
 ///   place of the sample and the fields, to the calls for each test (and trial) function:
 ///   f(prepared, test) and f(prepared, test, trial). What does not depend on the function (a
@@ -31,6 +36,16 @@ constexpr bool reads_gradients() {
     return Integrand::reads_gradients;
   } else {
     return true;
+  }
+}
+
+/// Whether `Integrand` declares `static constexpr bool symmetric = true`.
+template <class Integrand>
+constexpr bool declares_symmetric() {
+  if constexpr (requires { std::bool_constant<Integrand::symmetric>{}; }) {
+    return Integrand::symmetric;
+  } else {
+    return false;
   }
 }
 
