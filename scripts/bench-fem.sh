@@ -4,12 +4,14 @@
 # P1 on the 1M-tet mesh against arenafem's own repeated assembly. Prints Markdown tables (ours,
 # deal.II, ratio below 1: arenafem faster) and leaves the raw figures in build/bench-fem/.
 #
-#   scripts/bench-fem.sh [PEERS]    PEERS: the peer programs' folder (default ../shared/peers)
+#   [ROUNDS=3] scripts/bench-fem.sh [PEERS]    PEERS: the peer programs' folder (default ../shared/peers)
 #
 # Needs deal.II (apt-get install -y libdeal.ii-dev). A program that fails leaves its messages in
-# build/bench-fem/*.err. arenafem: medians of 3 repetitions (Google
-# Benchmark), one CG solve each; deal.II: one run of its runner (best of 3 assemblies inside).
-# 1 thread unless said. The machine is shared: compare the ratios, not the bare figures.
+# build/bench-fem/*.err. The programs run in ROUNDS rounds (default 3), each round STREAM, then
+# arenafem (Google Benchmark, median of 3 repetitions, so that the first assemblies but one reuse
+# the pool blocks the previous matrix gave back; one CG solve), then deal.II's runner (best of 3
+# assemblies inside), so that a slow spell of a shared machine falls on both; every figure is the
+# median over the rounds. 1 thread unless said. Compare the ratios, not the bare figures.
 set -euo pipefail
 peers=${1:-$(dirname "$0")/../../shared/peers}
 if [ ! -d "$peers/dealii" ] || [ ! -d "$peers/stream" ]; then
@@ -32,39 +34,57 @@ cmake -S "$peers/dealii" -B "$out/dealii" -DCMAKE_BUILD_TYPE=Release >/dev/null
 cmake --build "$out/dealii" -j "$(nproc)" >/dev/null
 g++ -O3 -march=native -fopenmp -o "$out/triad" "$peers/stream/triad.cpp"
 
-echo "measuring: STREAM, arenafem, deal.II (about 4 minutes)" >&2
+rounds=${ROUNDS:-3}
+echo "measuring: STREAM, arenafem, deal.II, $rounds rounds (about $((rounds * 4)) minutes)" >&2
+rm -f "$out"/ours_*.json "$out"/ours_cg_*.json
 : >"$out/stream.jsonl"
-for threads in 1 2; do
-  OMP_PROC_BIND=close "$out/triad" "$threads" >>"$out/stream.jsonl"
-done
-OMP_NUM_THREADS=1 build/release/bench/bench_fem \
-  --benchmark_filter='FirstWithPlan|BM_Assemble(Grid|Hex|Tet)(Q1|P1)/|Spmv' \
-  --benchmark_repetitions=3 --benchmark_report_aggregates_only=true \
-  --benchmark_format=json >"$out/ours.json" 2>"$out/ours.err"
-OMP_NUM_THREADS=1 build/release/bench/bench_fem --benchmark_filter='CgJacobi.*/1/' \
-  --benchmark_format=json >"$out/ours_cg.json" 2>"$out/ours_cg.err"
 : >"$out/dealii.jsonl"
-for args in "2 1024 1" "3 100 1"; do
-  # shellcheck disable=SC2086
-  "$out/dealii/q1_laplace" $args >>"$out/dealii.jsonl" 2>>"$out/dealii.err"
+for round in $(seq "$rounds"); do
+  for threads in 1 2; do
+    OMP_PROC_BIND=close "$out/triad" "$threads" >>"$out/stream.jsonl"
+  done
+  OMP_NUM_THREADS=1 build/release/bench/bench_fem \
+    --benchmark_filter='FirstWithPlan|BM_Assemble(Grid|Hex|Tet)(Q1|P1)/|Spmv' \
+    --benchmark_repetitions=3 --benchmark_report_aggregates_only=true \
+    --benchmark_format=json >"$out/ours_$round.json" 2>"$out/ours.err"
+  OMP_NUM_THREADS=1 build/release/bench/bench_fem --benchmark_filter='CgJacobi.*/1/' \
+    --benchmark_format=json >"$out/ours_cg_$round.json" 2>"$out/ours_cg.err"
+  for args in "2 1024 1" "3 100 1"; do
+    # shellcheck disable=SC2086
+    "$out/dealii/q1_laplace" $args >>"$out/dealii.jsonl" 2>>"$out/dealii.err"
+  done
 done
 
 python3 - "$out" <<'EOF'
-import json, sys
+import glob, json, statistics, sys
 out = sys.argv[1]
-ours = {}
-for b in json.load(open(f"{out}/ours.json"))["benchmarks"]:
-    if b.get("aggregate_name") == "median":
-        ours[b["run_name"].split("/min_time")[0]] = b
-cg = {b["run_name"].split("/iterations")[0]: b for b in json.load(open(f"{out}/ours_cg.json"))["benchmarks"]}
-peer = {}
+
+def median_runs(pattern, cut):
+    """Each benchmark's figures, the median over the rounds' files."""
+    runs = {}
+    for path in sorted(glob.glob(f"{out}/{pattern}")):
+        for b in json.load(open(path))["benchmarks"]:
+            if b.get("run_type") == "aggregate" and b.get("aggregate_name") != "median":
+                continue
+            runs.setdefault(b["run_name"].split(cut)[0], []).append(b)
+    return {name: {key: statistics.median(b[key] for b in bs)
+                   for key in bs[0] if isinstance(bs[0][key], (int, float))}
+            for name, bs in runs.items()}
+
+ours = median_runs("ours_[0-9]*.json", "/min_time")
+cg = median_runs("ours_cg_[0-9]*.json", "/iterations")
+peer_runs = {}
 for line in open(f"{out}/dealii.jsonl"):
     r = json.loads(line)
-    peer[r["dim"]] = r
-stream = {}
+    peer_runs.setdefault(r["dim"], []).append(r)
+peer = {dim: {key: statistics.median(r[key] for r in rs)
+              for key in rs[0] if isinstance(rs[0][key], (int, float))}
+        for dim, rs in peer_runs.items()}
+stream_runs = {}
 for line in open(f"{out}/stream.jsonl"):
     r = json.loads(line)
-    stream[r["threads"]] = r["GBps"]
+    stream_runs.setdefault(r["threads"], []).append(r["GBps"])
+stream = {t: statistics.median(v) for t, v in stream_runs.items()}
 
 def ms(name):
     return ours[name]["real_time"]  # benchmarks report milliseconds

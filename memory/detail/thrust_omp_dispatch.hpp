@@ -16,6 +16,7 @@
 #include <thrust/detail/execute_with_allocator.h>
 #include <thrust/detail/function.h>
 #include <thrust/detail/raw_reference_cast.h>
+#include <thrust/functional.h>
 #include <thrust/iterator/iterator_traits.h>
 #include <thrust/system/omp/detail/reduce.h>
 #include <thrust/system/omp/execution_policy.h>
@@ -55,7 +56,44 @@ struct Blocks {
   std::size_t total;
 };
 
+/// The sum of the `n` (>= 1) elements from `it` in four interleaved partial sums (element i into
+/// sum i % 4, the last n % 4 into sum 0, then (s0 + s1) + (s2 + s3)): one running sum would make
+/// every addition wait for the previous one, which bounds a dot product by the adder's latency
+/// rather than by memory. The order depends on n alone.
+template <class T, class Iterator>
+T interleaved_block_sum(Iterator it, std::size_t n) {
+  using Difference = thrust::detail::it_difference_t<Iterator>;
+  if (n < 8) {
+    T sum = thrust::raw_reference_cast(*it);
+    for (std::size_t i = 1; i < n; ++i) {
+      sum += thrust::raw_reference_cast(*(it + static_cast<Difference>(i)));
+    }
+    return sum;
+  }
+  T lane[4];
+  for (std::size_t l = 0; l < 4; ++l) {
+    lane[l] = thrust::raw_reference_cast(*(it + static_cast<Difference>(l)));
+  }
+  std::size_t i = 4;
+  for (; i + 4 <= n; i += 4) {
+    for (std::size_t l = 0; l < 4; ++l) {
+      lane[l] += thrust::raw_reference_cast(*(it + static_cast<Difference>(i + l)));
+    }
+  }
+  for (; i < n; ++i) {
+    lane[0] += thrust::raw_reference_cast(*(it + static_cast<Difference>(i)));
+  }
+  return (lane[0] + lane[1]) + (lane[2] + lane[3]);
+}
+
 }  // namespace detail
+
+/// Whether a reduction is a floating-point sum, which reduce() splits into interleaved partial
+/// sums (detail::interleaved_block_sum); other operations fold in element order.
+template <class T, class BinaryFunction>
+inline constexpr bool interleaved_sum = std::is_floating_point_v<T> &&
+                                        (std::is_same_v<BinaryFunction, thrust::plus<T>> ||
+                                         std::is_same_v<BinaryFunction, thrust::plus<void>>);
 
 /// Thrust's for_each_n on an arena policy: parallel_for over [0, n).
 template <class Iterator, class Size, class Function>
@@ -92,12 +130,16 @@ T reduce(ArenaOmpPolicy& policy, Iterator first, Iterator last, T init, BinaryFu
     std::array<T, detail::Blocks::max_blocks> partial{};
     parallel_for(blocks.count, 1, [&](std::size_t b) {
       auto it = first + static_cast<Difference>(blocks.begin(b));
-      T sum = thrust::raw_reference_cast(*it);
-      for (std::size_t i = blocks.begin(b) + 1; i < blocks.end(b); ++i) {
-        ++it;
-        sum = op(sum, thrust::raw_reference_cast(*it));
+      if constexpr (interleaved_sum<T, BinaryFunction>) {
+        partial[b] = detail::interleaved_block_sum<T>(it, blocks.end(b) - blocks.begin(b));
+      } else {
+        T sum = thrust::raw_reference_cast(*it);
+        for (std::size_t i = blocks.begin(b) + 1; i < blocks.end(b); ++i) {
+          ++it;
+          sum = op(sum, thrust::raw_reference_cast(*it));
+        }
+        partial[b] = sum;
       }
-      partial[b] = sum;
     });
     T result = init;
     for (std::size_t b = 0; b < blocks.count; ++b) {

@@ -187,6 +187,21 @@ TEST_F(ThrustAllocatorTest, ForEachReduceAndCopyIfGiveOneAnswerForEveryThreadCou
   }
 }
 
+// A sum is split into interleaved partial sums: every element counts once, whatever the length
+// (below, at and above the split's width, with and without a remainder, across blocks).
+TEST_F(ThrustAllocatorTest, ASumCountsEveryElementOnceForEveryLength) {
+  for (const std::size_t n : {1U, 2U, 3U, 4U, 5U, 7U, 8U, 9U, 10U, 11U, 12U, 13U, 4097U, 9001U}) {
+    std::vector<double> host(n);
+    for (std::size_t i = 0; i < n; ++i) {
+      host[i] = static_cast<double>(i + 1);  // integers: every partial sum is exact
+    }
+    auto values = borrow_temporary<double>(*arena_, n, "values");
+    test::copy_to_device(values.view(), host);
+    const double sum = thrust::reduce(arena_policy(*arena_), values.data(), values.data() + n, 0.5);
+    EXPECT_EQ(sum, 0.5 + static_cast<double>(n * (n + 1) / 2)) << n << " elements";
+  }
+}
+
 TEST_F(ThrustAllocatorTest, EachAlgorithmLeavesTheArenaWhereItStood) {
   auto keys = borrow_temporary<std::int32_t>(*arena_, 1 << 18, "keys");
   std::vector<std::int32_t> host(keys.size());
