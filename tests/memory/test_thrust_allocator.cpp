@@ -198,7 +198,8 @@ TEST_F(ThrustAllocatorTest, ASumCountsEveryElementOnceForEveryLength) {
     auto values = borrow_temporary<double>(*arena_, n, "values");
     test::copy_to_device(values.view(), host);
     const double sum = thrust::reduce(arena_policy(*arena_), values.data(), values.data() + n, 0.5);
-    EXPECT_EQ(sum, 0.5 + static_cast<double>(n * (n + 1) / 2)) << n << " elements";
+    const std::size_t total = n * (n + 1) / 2;
+    EXPECT_EQ(sum, 0.5 + static_cast<double>(total)) << n << " elements";
   }
 }
 
