@@ -30,12 +30,17 @@ namespace {
 
 using namespace afem;
 
-struct LaplaceForm {
-  static constexpr bool symmetric = true;
+/// grad u . grad v, every pair of each element matrix evaluated (no symmetry declared).
+struct AllPairsLaplaceForm {
   template <class S, class V, class U>
   AFEM_HOST_DEVICE double operator()(const S& /*s*/, const V& v, const U& u) const {
     return fem::dot(u.grad(), v.grad());
   }
+};
+
+/// The same form declared symmetric: half of each element matrix, mirrored.
+struct LaplaceForm : AllPairsLaplaceForm {
+  static constexpr bool symmetric = true;
 };
 
 void set_threads(int count) {
@@ -105,12 +110,12 @@ void report(benchmark::State& state, const P& problem) {
 }
 
 /// integrate() with the triplet plan cached (steady state): element matrices + segment sums.
-template <class P>
+template <class P, class Form = LaplaceForm>
 void assemble(benchmark::State& state, P& problem, int threads) {
   set_threads(threads);
   for (auto _ : state) {
-    fem::integrate(*problem.matrix, *problem.q, *problem.restriction, *problem.restriction,
-                   LaplaceForm{}, problem.arena);
+    fem::integrate(*problem.matrix, *problem.q, *problem.restriction, *problem.restriction, Form{},
+                   problem.arena);
     benchmark::DoNotOptimize(problem.matrix->view().values.data());
   }
   report(state, problem);
@@ -202,6 +207,9 @@ void BM_AssembleGridQ1_Eigen(benchmark::State& state) {
 }
 void BM_AssembleHexQ1(benchmark::State& state) {
   assemble(state, hex_problem(), 1);
+}
+void BM_AssembleHexQ1_AllPairs(benchmark::State& state) {
+  assemble<decltype(hex_problem()), AllPairsLaplaceForm>(state, hex_problem(), 1);
 }
 void BM_AssembleHexQ1_2threads(benchmark::State& state) {
   assemble(state, hex_problem(), 2);
@@ -364,6 +372,10 @@ BENCHMARK(BM_AssembleGridQ1_2threads)
     ->MinTime(min_seconds)
     ->UseRealTime();
 BENCHMARK(BM_AssembleHexQ1)->Unit(benchmark::kMillisecond)->MinTime(min_seconds)->UseRealTime();
+BENCHMARK(BM_AssembleHexQ1_AllPairs)
+    ->Unit(benchmark::kMillisecond)
+    ->MinTime(min_seconds)
+    ->UseRealTime();
 BENCHMARK(BM_AssembleHexQ1_Eigen)
     ->Unit(benchmark::kMillisecond)
     ->MinTime(min_seconds)
