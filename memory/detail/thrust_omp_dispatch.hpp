@@ -86,14 +86,14 @@ T interleaved_block_sum(Iterator it, std::size_t n) {
   return (lane[0] + lane[1]) + (lane[2] + lane[3]);
 }
 
-}  // namespace detail
-
 /// Whether a reduction is a floating-point sum, which reduce() splits into interleaved partial
-/// sums (detail::interleaved_block_sum); other operations fold in element order.
+/// sums (interleaved_block_sum); other operations fold in element order.
 template <class T, class BinaryFunction>
 inline constexpr bool interleaved_sum = std::is_floating_point_v<T> &&
                                         (std::is_same_v<BinaryFunction, thrust::plus<T>> ||
                                          std::is_same_v<BinaryFunction, thrust::plus<void>>);
+
+}  // namespace detail
 
 /// Thrust's for_each_n on an arena policy: parallel_for over [0, n).
 template <class Iterator, class Size, class Function>
@@ -130,7 +130,7 @@ T reduce(ArenaOmpPolicy& policy, Iterator first, Iterator last, T init, BinaryFu
     std::array<T, detail::Blocks::max_blocks> partial{};
     parallel_for(blocks.count, 1, [&](std::size_t b) {
       auto it = first + static_cast<Difference>(blocks.begin(b));
-      if constexpr (interleaved_sum<T, BinaryFunction>) {
+      if constexpr (detail::interleaved_sum<T, BinaryFunction>) {
         partial[b] = detail::interleaved_block_sum<T>(it, blocks.end(b) - blocks.begin(b));
       } else {
         T sum = thrust::raw_reference_cast(*it);
