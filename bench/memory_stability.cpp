@@ -64,6 +64,8 @@ struct Options {
   std::int64_t every = 100;
   std::int64_t warmup = 10;
   std::filesystem::path out = "memory_stability";
+  /// The floor opens and an emitter adds a block of particles whenever there is room.
+  bool emit_drain = false;
   bool help = false;
 };
 
@@ -87,6 +89,9 @@ void print_help() {
       "  --warmup N                steps before memory must stay flat (default 10)\n"
       "  --out DIR                 where memory.csv, memory.svg and summary.json go\n"
       "                            (default ./memory_stability)\n"
+      "  --emit-drain              open the floor (particles leave through it) and emit a\n"
+      "                            block of particles every few steps, up to a capacity of\n"
+      "                            1.5 times the scene's count\n"
       "  --help                    this text\n\n"
       "Exit status 1 when, after the warm-up, an upstream allocation happened or the pool's\n"
       "reserved bytes changed (on the CPU backend also when a step called the host's malloc).\n",
@@ -99,6 +104,10 @@ Options parse(int argc, char** argv) {
     const std::string_view flag = argv[i];
     if (flag == "--help" || flag == "-h") {
       options.help = true;
+      continue;
+    }
+    if (flag == "--emit-drain") {
+      options.emit_drain = true;
       continue;
     }
     if (i + 1 >= argc) {
@@ -207,17 +216,58 @@ void write_svg(const std::filesystem::path& file, const std::vector<Sample>& sam
   }
 }
 
+/// A block of particles high in the box, falling at 1 m/s, a tenth of the box wide and as high
+/// as it moves in `period` steps, on the lattice of the scene's particles.
+apps::mpm::ParticleBatch emitter_block(const apps::mpm::Setup& setup, int particles_per_cell,
+                                       std::int64_t period) {
+  const int dim = setup.dimension;
+  const double spacing = setup.cell_size() / particles_per_cell;
+  const double speed = 1.0;
+  const double height = std::max(spacing, speed * setup.time_step() * static_cast<double>(period));
+  apps::mpm::ParticleBatch block;
+  const auto rows = static_cast<int>(std::ceil(height / spacing));
+  const auto across = static_cast<int>(std::ceil(0.1 * setup.extent[0] / spacing));
+  const int depth = dim == 3 ? across : 1;
+  for (int k = 0; k < depth; ++k) {
+    for (int j = 0; j < rows; ++j) {
+      for (int i = 0; i < across; ++i) {
+        const double x[3] = {0.45 + (i + 0.5) * spacing, 0.85 - (j + 0.5) * spacing,
+                             0.45 + (k + 0.5) * spacing};
+        for (int d = 0; d < dim; ++d) {
+          block.positions.push_back(setup.origin[static_cast<std::size_t>(d)] +
+                                    x[d] * setup.extent[static_cast<std::size_t>(d)]);
+          block.velocities.push_back(d == 1 ? -speed : 0.0);
+        }
+        block.volumes.push_back(std::pow(spacing, dim));
+      }
+    }
+  }
+  return block;
+}
+
 template <int D>
 int run(const Options& options) {
-  const apps::mpm::Scene scene = apps::mpm::make_scene(options.scene);
+  apps::mpm::Setup scene = apps::mpm::make_scene(options.scene);
+  constexpr std::int64_t emit_period = 20;
+  apps::mpm::ParticleBatch block;
+  if (options.emit_drain) {
+    scene.boundaries[static_cast<std::size_t>(apps::mpm::Face::y_low)] = apps::mpm::Boundary::open;
+    scene.capacity = scene.particles.count() * 3 / 2;
+    block = emitter_block(scene, options.scene.particles_per_cell, emit_period);
+  }
   memory::Pool pool(memory::device_resource(), {.name = "mpm"});
   memory::Arena arena(pool, {"step", 16 << 20, 0});
   apps::mpm::Simulation<D> simulation(scene, pool, arena);
   std::filesystem::create_directories(options.out);
+  const std::string scene_name =
+      apps::mpm::to_string(options.scene.kind) + (options.emit_drain ? " (emit and drain)" : "");
   std::printf(
       "memory_stability: scene %s %dD, %d particles, grid %d^%d, %lld steps, warm-up %lld\n",
-      apps::mpm::to_string(scene.kind).c_str(), D, simulation.particle_count(), scene.resolution, D,
+      scene_name.c_str(), D, simulation.particle_count(), scene.resolution, D,
       static_cast<long long>(options.steps), static_cast<long long>(options.warmup));
+  std::int64_t emitted = 0;
+  std::int32_t fewest = simulation.particle_count();
+  std::int32_t most = fewest;
 
   std::vector<Sample> samples;
   samples.reserve(static_cast<std::size_t>(options.steps / options.every) + 2);
@@ -257,8 +307,15 @@ int run(const Options& options) {
   Clock::time_point measured_start;
   for (std::int64_t step = 1; step <= options.steps; ++step) {
     const std::uint64_t before = malloc_calls.load(std::memory_order_relaxed);
+    if (options.emit_drain && step % emit_period == 0 &&
+        simulation.particle_count() + block.count() <= simulation.capacity()) {
+      simulation.add_particles(block);
+      emitted += block.count();
+    }
     simulation.step();
     step_allocations += malloc_calls.load(std::memory_order_relaxed) - before;
+    fewest = std::min(fewest, simulation.particle_count());
+    most = std::max(most, simulation.particle_count());
     const memory::PoolStats stats = pool.stats();
     if (step == options.warmup) {
       warm_step_allocations = step_allocations;
@@ -295,7 +352,7 @@ int run(const Options& options) {
     }
   }
   write_svg(options.out / "memory.svg", samples, options.warmup,
-            "arenafem MPM " + apps::mpm::to_string(scene.kind) + " " + std::to_string(D) + "D, " +
+            "arenafem MPM " + scene_name + " " + std::to_string(D) + "D, " +
                 std::to_string(simulation.particle_count()) + " particles: memory per step");
 
   const memory::LedgerSnapshot ledger = pool.ledger();
@@ -303,9 +360,16 @@ int run(const Options& options) {
   const auto field = [&json](const std::string& name, const std::string& value) {
     json += "  \"" + name + "\": " + value + ",\n";
   };
-  field("scene", "\"" + apps::mpm::to_string(scene.kind) + "\"");
+  field("scene", "\"" + scene_name + "\"");
   field("dimension", std::to_string(D));
   field("particles", std::to_string(simulation.particle_count()));
+  if (options.emit_drain) {
+    field("particles_emitted", std::to_string(emitted));
+    field("particles_drained", std::to_string(simulation.particles_left()));
+    field("particles_fewest", std::to_string(fewest));
+    field("particles_most", std::to_string(most));
+    field("capacity", std::to_string(simulation.capacity()));
+  }
   field("steps", std::to_string(options.steps));
   field("warmup_steps", std::to_string(options.warmup));
   field("upstream_allocations_after_warmup", std::to_string(allocations));

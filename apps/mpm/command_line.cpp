@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cstdio>
 #include <exception>
+#include <filesystem>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -12,6 +13,7 @@
 
 #include "apps/mpm/command_line.hpp"
 
+#include "apps/mpm/checkpoint.hpp"
 #include "apps/mpm/frames.hpp"
 #include "apps/mpm/options.hpp"
 #include "apps/mpm/scene.hpp"
@@ -31,6 +33,10 @@ void print_help(const Program& program) {
       "  --out DIR                 write particle (.vtp) and grid (.vtu) frames and the\n"
       "                            ParaView collections particles.pvd, grid.pvd into DIR\n"
       "  --every N                 steps between frames (default 100)\n"
+      "  --checkpoint-every N      write the whole state every N steps to\n"
+      "                            DIR/checkpoint.afem (--out DIR), else ./checkpoint.afem\n"
+      "  --restart FILE            resume the run saved in FILE (its setup replaces the scene\n"
+      "                            flags; --steps counts the steps after it)\n"
       "  --memory-report           print the pool's and the step arena's memory at the end\n"
       "  --help                    this text\n",
       program.name, program.summary, program.name, scene_flags_help());
@@ -57,12 +63,24 @@ void print_memory_report(memory::Pool& pool, memory::Arena& arena) {
   }
 }
 
+std::string checkpoint_path(const CommandLine& options) {
+  return (options.out.empty() ? std::string(".") : options.out) + "/checkpoint.afem";
+}
+
 template <int D>
-void run(const Scene& scene, const CommandLine& options, memory::Pool& pool, memory::Arena& arena) {
-  Simulation<D> simulation(scene, pool, arena);
+void run(const Setup& setup, const std::optional<Checkpoint>& resume, const CommandLine& options,
+         memory::Pool& pool, memory::Arena& arena) {
+  Simulation<D> simulation(setup, pool, arena);
+  if (resume) {
+    simulation.restore(*resume);
+    std::printf("resumed %s at step %lld, t = %.4f s\n", options.restart.c_str(),
+                static_cast<long long>(simulation.steps_taken()), simulation.time());
+  }
+  const Setup& kept = simulation.setup();
+  const std::string name = resume ? std::string("restart") : to_string(options.scene.kind);
   std::printf("scene %s %dD: %d particles (%s), grid %d^%d, dt %.3g s, %lld steps\n",
-              to_string(scene.kind).c_str(), D, simulation.particle_count(),
-              to_string(scene.material.kind).c_str(), scene.resolution, D, scene.dt,
+              name.c_str(), D, simulation.particle_count(),
+              to_string(kept.materials[0].kind).c_str(), kept.resolution, D, kept.dt,
               static_cast<long long>(options.steps));
   std::optional<FrameWriter> frames;
   if (!options.out.empty()) {
@@ -72,17 +90,22 @@ void run(const Scene& scene, const CommandLine& options, memory::Pool& pool, mem
   const bool terminal = isatty(fileno(stdout)) != 0;
   using Clock = std::chrono::steady_clock;
   const auto start = Clock::now();
+  std::int64_t last_checkpoint = -1;
   for (std::int64_t s = 1; s <= options.steps; ++s) {
     simulation.step();
     if (frames && s % options.every == 0) {
       frames->write(simulation);
+    }
+    if (options.checkpoint_every > 0 && s % options.checkpoint_every == 0) {
+      simulation.save_checkpoint(checkpoint_path(options));
+      last_checkpoint = simulation.steps_taken();
     }
     if (terminal && (s % 10 == 0 || s == options.steps)) {
       const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
       std::printf("\rstep %lld/%lld  t = %.4f s  %.0f steps/s", static_cast<long long>(s),
                   static_cast<long long>(options.steps), simulation.time(),
                   static_cast<double>(s) / seconds);
-      if (scene.material.kind == MaterialKind::incompressible_fluid) {
+      if (kept.materials[0].kind == MaterialKind::incompressible_fluid) {
         const PressureSolve solve = simulation.pressure_solve();
         std::printf("  pressure CG %d iterations, divergence left %.1e", solve.iterations,
                     solve.divergence);
@@ -103,6 +126,10 @@ void run(const Scene& scene, const CommandLine& options, memory::Pool& pool, mem
     std::printf("wrote %d frames to %s (open particles.pvd and grid.pvd in ParaView)\n",
                 frames->frames_written(), frames->directory().c_str());
   }
+  if (last_checkpoint >= 0) {
+    std::printf("checkpoint of step %lld in %s (resume with --restart)\n",
+                static_cast<long long>(last_checkpoint), checkpoint_path(options).c_str());
+  }
   if (options.memory_report) {
     print_memory_report(pool, arena);
   }
@@ -118,13 +145,20 @@ int run_command_line(int argc, char** argv, const Program& program) {
       print_help(program);
       return 0;
     }
-    const Scene scene = make_scene(options.scene);
+    std::optional<Checkpoint> resume;
+    if (!options.restart.empty()) {
+      resume = read_checkpoint(options.restart);
+    }
+    const Setup setup = resume ? resume->setup : make_scene(options.scene);
+    if (!options.out.empty() || options.checkpoint_every > 0) {
+      std::filesystem::create_directories(options.out.empty() ? "." : options.out);
+    }
     memory::Pool pool(memory::device_resource(), {.name = program.name});
     memory::Arena arena(pool, {"step", 16 << 20, 0});
-    if (scene.dimension == 2) {
-      run<2>(scene, options, pool, arena);
+    if (setup.dimension == 2) {
+      run<2>(setup, resume, options, pool, arena);
     } else {
-      run<3>(scene, options, pool, arena);
+      run<3>(setup, resume, options, pool, arena);
     }
     return 0;
   } catch (const std::exception& error) {

@@ -59,6 +59,7 @@ struct Material {
 /// The constants kernels use, derived once from a Material.
 struct MaterialView {
   MaterialKind kind = MaterialKind::sand;
+  double density = 0.0;
   double mu = 0.0;
   double lambda = 0.0;
   double alpha = 0.0;  ///< sand: sqrt(2/3) 2 sin(phi) / (3 - sin(phi))
@@ -71,6 +72,7 @@ struct MaterialView {
 
   explicit MaterialView(const Material& m)
       : kind(m.kind),
+        density(m.density),
         mu(m.shear_modulus()),
         lambda(m.lame_lambda()),
         tait_exponent(m.tait_exponent),

@@ -41,6 +41,7 @@ const char* scene_flags_help() {
 CommandLine parse_command_line(std::span<const std::string_view> arguments,
                                const Program& program) {
   CommandLine options;
+  std::string_view scene_flag;
   options.scene.kind = program.default_scene;
   options.scene.incompressible = program.incompressible;
   for (std::size_t i = 0; i < arguments.size(); ++i) {
@@ -59,6 +60,7 @@ CommandLine parse_command_line(std::span<const std::string_view> arguments,
     }
     const std::string_view value = arguments[++i];
     if (parse_scene_flag(flag, value, options.scene)) {
+      scene_flag = flag;
       continue;
     }
     if (flag == "--steps") {
@@ -67,10 +69,18 @@ CommandLine parse_command_line(std::span<const std::string_view> arguments,
       options.every = parse_integer(flag, value, 1, std::int64_t{1} << 40);
     } else if (flag == "--out") {
       options.out = value;
+    } else if (flag == "--checkpoint-every") {
+      options.checkpoint_every = parse_integer(flag, value, 1, std::int64_t{1} << 40);
+    } else if (flag == "--restart") {
+      options.restart = value;
     } else {
       throw Error(std::string(program.name) + ": unknown option '" + std::string(flag) +
                   "' (see --help)");
     }
+  }
+  if (!options.restart.empty() && !scene_flag.empty()) {
+    throw Error(std::string(program.name) + ": " + std::string(scene_flag) +
+                " cannot be given with --restart, which takes the setup from the checkpoint");
   }
   return options;
 }

@@ -36,13 +36,18 @@ struct CommandLine {
   std::int64_t steps = 2000;
   std::int64_t every = 100;
   std::string out;
+  /// Steps between checkpoints (0: none), written to checkpoint_file().
+  std::int64_t checkpoint_every = 0;
+  /// A checkpoint to resume from (its setup replaces the scene flags).
+  std::string restart;
   bool memory_report = false;
   bool help = false;
 };
 
 /// Parses the arguments after the program's name: the scene flags, --steps N, --every N,
-/// --out DIR, --memory-report, --help. Throws afem::Error naming the flag for an unknown flag, a
-/// missing value or a bad value. The scene itself is checked by make_scene().
+/// --out DIR, --checkpoint-every N, --restart FILE, --memory-report, --help. Throws afem::Error
+/// naming the flag for an unknown flag, a missing value, a bad value, or a scene flag given with
+/// --restart. The scene itself is checked by make_scene().
 CommandLine parse_command_line(std::span<const std::string_view> arguments, const Program& program);
 
 }  // namespace afem::apps::mpm

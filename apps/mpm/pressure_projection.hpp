@@ -420,6 +420,9 @@ public:
     return result;
   }
 
+  /// The pressure of the last projection (the next one's initial guess), one value per grid vertex.
+  [[nodiscard]] memory::ArrayView<double> pressure() { return pressure_.dofs(); }
+
 private:
   static double norm(memory::ArrayView<const double> x, memory::Arena& scratch) {
     auto policy = memory::arena_policy(scratch, "PressureProjection.thrust");

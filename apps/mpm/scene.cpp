@@ -9,20 +9,6 @@
 
 namespace afem::apps::mpm {
 
-std::string to_string(MaterialKind kind) {
-  switch (kind) {
-    case MaterialKind::elastic:
-      return "elastic";
-    case MaterialKind::sand:
-      return "sand";
-    case MaterialKind::fluid:
-      return "fluid";
-    case MaterialKind::incompressible_fluid:
-      return "incompressible fluid";
-  }
-  return "unknown";
-}
-
 std::string to_string(SceneKind kind) {
   switch (kind) {
     case SceneKind::sand_column:
@@ -46,19 +32,6 @@ SceneKind parse_scene(std::string_view name) {
   }
   throw Error("unknown scene '" + std::string(name) +
               "', expected sand_column, elastic_drop, dam_break or still_water");
-}
-
-std::string to_string(GridBasis basis) {
-  return basis == GridBasis::bspline2 ? "bspline2" : "q1";
-}
-
-GridBasis parse_basis(std::string_view name) {
-  for (const GridBasis basis : {GridBasis::q1, GridBasis::bspline2}) {
-    if (name == to_string(basis)) {
-      return basis;
-    }
-  }
-  throw Error("unknown basis '" + std::string(name) + "', expected q1 or bspline2");
 }
 
 namespace {
@@ -95,7 +68,7 @@ void check(bool ok, const std::string& message) {
 
 }  // namespace
 
-Scene make_scene(const SceneOptions& options) {
+Setup make_scene(const SceneOptions& options) {
   check(options.dimension == 2 || options.dimension == 3,
         "dimension " + std::to_string(options.dimension) + ", expected 2 or 3");
   const int resolution =
@@ -108,49 +81,52 @@ Scene make_scene(const SceneOptions& options) {
   check(options.dt >= 0.0 && std::isfinite(options.dt),
         "time step " + std::to_string(options.dt) + ", expected a positive number of seconds");
 
-  Scene scene;
-  scene.kind = options.kind;
+  Setup scene;
   scene.dimension = options.dimension;
   scene.resolution = resolution;
-  scene.particles_per_cell = options.particles_per_cell;
   scene.basis = options.basis;
-  scene.gravity = options.gravity ? -9.81 : 0.0;
-  scene.walls = options.walls;
+  scene.gravity = {0.0, options.gravity ? -9.81 : 0.0, 0.0};
+  if (!options.walls) {
+    scene.boundaries.fill(Boundary::open);
+  }
   const double dx = scene.cell_size();
-  const double wall = wall_cells * dx;
+  const double wall = scene.boundary_cells * dx;
+  Material& material = scene.materials[0];
   Shape shape;
   switch (options.kind) {
     case SceneKind::sand_column:
-      scene.material = Material{};
-      scene.sticky_floor = true;
+      material = Material{};
+      if (options.walls) {
+        scene.boundaries[static_cast<std::size_t>(Face::y_low)] = Boundary::sticky;
+      }
       shape.lower = {0.35, wall, 0.35};
       shape.upper = {0.65, wall + 0.3, 0.65};
       break;
     case SceneKind::elastic_drop:
-      scene.material = Material{.kind = MaterialKind::elastic,
-                                .density = 1000.0,
-                                .youngs_modulus = 5.0e5,
-                                .poisson_ratio = 0.3};
+      material = Material{.kind = MaterialKind::elastic,
+                          .density = 1000.0,
+                          .youngs_modulus = 5.0e5,
+                          .poisson_ratio = 0.3};
       shape.center = {0.5, 0.4, 0.5};
       shape.radius = 0.12;
       break;
     case SceneKind::dam_break:
-      scene.material = Material{.kind = MaterialKind::fluid, .density = 1000.0};
+      material = Material{.kind = MaterialKind::fluid, .density = 1000.0};
       shape.lower = {wall, wall, wall};
       shape.upper = {0.4, 0.6, 1.0 - wall};
       break;
     case SceneKind::still_water:
-      scene.material = Material{.kind = MaterialKind::fluid, .density = 1000.0};
+      material = Material{.kind = MaterialKind::fluid, .density = 1000.0};
       shape.lower = {wall, wall, wall};
       shape.upper = {1.0 - wall, 0.3, 1.0 - wall};
       break;
   }
   if (options.incompressible) {
-    check(scene.material.kind == MaterialKind::fluid,
+    check(material.kind == MaterialKind::fluid,
           "the " + to_string(options.kind) + " scene holds no fluid to make incompressible");
-    scene.material.kind = MaterialKind::incompressible_fluid;
+    material.kind = MaterialKind::incompressible_fluid;
   }
-  scene.dt = options.dt > 0.0 ? options.dt : 0.4 * dx / scene.material.wave_speed();
+  scene.dt = options.dt > 0.0 ? options.dt : 0.4 * dx / material.wave_speed();
 
   // Particles on the sub-lattice of every cell between the walls, kept where the shape is.
   const int dim = options.dimension;
@@ -158,8 +134,9 @@ Scene make_scene(const SceneOptions& options) {
   const int per_axis = resolution * ppc;
   const double spacing = dx / ppc;
   const double volume = std::pow(spacing, dim);
-  const int first = wall_cells * ppc;
-  const int last = (resolution - wall_cells) * ppc;
+  const int first = scene.boundary_cells * ppc;
+  const int last = (resolution - scene.boundary_cells) * ppc;
+  ParticleBatch& particles = scene.particles;
   std::array<int, 3> index = {first, first, dim == 3 ? first : 0};
   const int z_last = dim == 3 ? last : 1;
   for (index[2] = dim == 3 ? first : 0; index[2] < z_last; ++index[2]) {
@@ -173,33 +150,33 @@ Scene make_scene(const SceneOptions& options) {
           continue;
         }
         for (std::size_t d = 0; d < static_cast<std::size_t>(dim); ++d) {
-          scene.positions.push_back(x[d]);
-          scene.velocities.push_back(0.0);
+          particles.positions.push_back(x[d]);
+          particles.velocities.push_back(0.0);
         }
-        scene.volumes.push_back(volume);
+        particles.volumes.push_back(volume);
       }
     }
   }
   // Fluid below the surface (half a particle spacing above the top particles) carries the weight
   // above it: dp/dy = -rho g with the density rho0 / J of the Tait law, integrated down from the
   // surface; the reference volume is the volume / J.
-  scene.volume_ratios.assign(scene.volumes.size(), 1.0);
-  if (scene.material.kind == MaterialKind::fluid && !scene.volumes.empty()) {  // compressible
+  particles.volume_ratios.assign(particles.volumes.size(), 1.0);
+  if (material.kind == MaterialKind::fluid && !particles.volumes.empty()) {  // compressible
     double surface = 0.0;
-    for (std::size_t p = 0; p < scene.volumes.size(); ++p) {
-      surface = std::max(surface, scene.positions[p * dim + 1] + 0.5 * spacing);
+    for (std::size_t p = 0; p < particles.volumes.size(); ++p) {
+      surface = std::max(surface, particles.positions[p * dim + 1] + 0.5 * spacing);
     }
-    const double gamma = scene.material.tait_exponent;
-    for (std::size_t p = 0; p < scene.volumes.size(); ++p) {
-      const double depth = surface - scene.positions[p * dim + 1];
-      const double ratio = std::pow(1.0 + (gamma - 1.0) * scene.material.density * -scene.gravity *
-                                              depth / scene.material.bulk_modulus,
+    const double gamma = material.tait_exponent;
+    for (std::size_t p = 0; p < particles.volumes.size(); ++p) {
+      const double depth = surface - particles.positions[p * dim + 1];
+      const double ratio = std::pow(1.0 + (gamma - 1.0) * material.density * -scene.gravity[1] *
+                                              depth / material.bulk_modulus,
                                     -1.0 / (gamma - 1.0));
-      scene.volume_ratios[p] = ratio;
-      scene.volumes[p] = volume / ratio;
+      particles.volume_ratios[p] = ratio;
+      particles.volumes[p] = volume / ratio;
     }
   }
-  check(per_axis > 0 && !scene.volumes.empty(), "the scene holds no particles");
+  check(per_axis > 0 && !particles.volumes.empty(), "the scene holds no particles");
   return scene;
 }
 

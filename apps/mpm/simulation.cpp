@@ -1,15 +1,23 @@
 // Simulation<D>: the MPM step. Compiled by nvcc in the CUDA build.
 #include "apps/mpm/simulation.hpp"
 
+#include "apps/mpm/checkpoint.hpp"
 #include "apps/mpm/grid_nodes.hpp"
 #include "apps/mpm/pressure_projection.hpp"
 
+#include <thrust/copy.h>
+#include <thrust/count.h>
 #include <thrust/fill.h>
 #include <thrust/for_each.h>
+#include <thrust/functional.h>
 #include <thrust/iterator/counting_iterator.h>
+#include <thrust/iterator/transform_iterator.h>
+#include <thrust/scan.h>
 
+#include <algorithm>
 #include <array>
 #include <cmath>
+#include <limits>
 #include <memory>
 #include <span>
 #include <string>
@@ -103,26 +111,40 @@ struct FluidFraction {
   }
 };
 
+/// The material of a particle: the only one of the run, or the one its index names.
+struct MaterialLookup {
+  memory::ArrayView<const MaterialView> table;
+  memory::ArrayView<const std::int32_t> index;
+  AFEM_HOST_DEVICE const MaterialView& operator()(std::size_t p) const {
+    return table.size() == 1 ? table[0] : table[static_cast<std::size_t>(index[p])];
+  }
+};
+
 /// Grid mass: rho0 N_i, weighted by the particle's initial volume (its quadrature weight).
 struct MassForm {
   static constexpr bool reads_gradients = false;
-  double density = 0.0;
-  template <class Sample, class Test>
-  AFEM_HOST_DEVICE double operator()(const Sample& /*s*/, const Test& v) const {
+  MaterialLookup materials;
+  template <class Sample>
+  AFEM_HOST_DEVICE double prepare(const Sample& s) const {
+    return materials(s.index).density;
+  }
+  template <class Test>
+  AFEM_HOST_DEVICE double operator()(const double& density, const Test& v) const {
     return density * v.basis_value;
   }
 };
 
 /// Grid momentum after the step's forces, component c of node i:
-/// rho0 (v_p + C_p (x_i - x_p))_c N_i - dt (tau_p grad N_i)_c, weighted by V0_p. The particle's
-/// part (its momentum, affine momentum and Kirchhoff stress) is prepared once per particle.
+/// (rho0 (v_p + C_p (x_i - x_p)) + dt f_p / V0_p)_c N_i - dt (tau_p grad N_i)_c, weighted by
+/// V0_p, with f_p the external force (when there are forces). The particle's part (its momentum,
+/// affine momentum and Kirchhoff stress) is prepared once per particle.
 template <int D>
 struct MomentumForm {
-  MaterialView material;
+  MaterialLookup materials;
   memory::ArrayView<const double> velocities;
   memory::ArrayView<const double> affine;
   memory::ArrayView<const double> deformation;
-  double density = 0.0;
+  memory::ArrayView<const double> forces;
   double dt = 0.0;
 
   /// What the form needs of a particle, found once per particle.
@@ -135,8 +157,14 @@ struct MomentumForm {
   template <class Sample>
   AFEM_HOST_DEVICE Particle prepare(const Sample& s) const {
     const std::size_t p = s.index;
-    return {s.x, density * load_vector<D>(velocities, p), density * load_matrix<D>(affine, p),
-            dt * kirchhoff_stress<D>(material, load_matrix<D>(deformation, p))};
+    const MaterialView& material = materials(p);
+    Particle particle{s.x, material.density * load_vector<D>(velocities, p),
+                      material.density * load_matrix<D>(affine, p),
+                      dt * kirchhoff_stress<D>(material, load_matrix<D>(deformation, p))};
+    if (!forces.empty()) {
+      particle.momentum += (dt / s.weight) * load_vector<D>(forces, p);
+    }
+    return particle;
   }
   template <class Test>
   AFEM_HOST_DEVICE double operator()(const Particle& particle, const Test& v) const {
@@ -147,18 +175,19 @@ struct MomentumForm {
   }
 };
 
-/// Grid velocity from momentum and mass, gravity, and the walls (momentum and velocity may be
-/// the same buffer).
+/// Grid velocity from momentum and mass, gravity, and the closed faces of the box (momentum and
+/// velocity may be the same buffer).
 template <int D>
 struct UpdateGrid {
   GridNodes<D> nodes;
   memory::ArrayView<const double> mass;
   memory::ArrayView<const double> momentum;
   memory::ArrayView<double> velocity;
-  double gravity_dt = 0.0;
+  Vector<D> gravity_dt = Vector<D>::Zero();
   double min_mass = 0.0;
-  bool walls = true;
-  bool sticky_floor = false;
+  Boundary boundaries[2 * D] = {};
+  int boundary_cells = 2;
+  bool closed = true;  ///< some face is not open
   AFEM_HOST_DEVICE void operator()(std::int32_t node) const {
     const auto n = static_cast<std::size_t>(node);
     const double m = mass[n];
@@ -167,21 +196,23 @@ struct UpdateGrid {
       for (int d = 0; d < D; ++d) {
         v[d] = momentum[n * D + static_cast<std::size_t>(d)] / m;
       }
-      v[1] += gravity_dt;
+      v += gravity_dt;
     }
-    if (walls && m > min_mass) {  // the walls only ever zero components: nothing to do at rest
+    if (closed && m > min_mass) {  // the faces only ever zero components: nothing to do at rest
       double at[D];
       nodes.position(node, at);
       for (int d = 0; d < D; ++d) {
-        const int wall = nodes.wall_side(at[d], nodes.resolution[d], wall_cells);
-        if (wall < 0 && v[d] < 0.0) {
-          if (d == 1 && sticky_floor) {
+        const int side = nodes.wall_side(at[d], nodes.resolution[d], boundary_cells);
+        if (side == 0) {
+          continue;
+        }
+        const Boundary face = boundaries[2 * d + (side > 0 ? 1 : 0)];
+        if (face != Boundary::open && (side < 0 ? v[d] < 0.0 : v[d] > 0.0)) {
+          if (face == Boundary::sticky) {
             v.setZero();
           } else {
             v[d] = 0.0;
           }
-        } else if (wall > 0 && v[d] > 0.0) {
-          v[d] = 0.0;
         }
       }
     }
@@ -206,14 +237,14 @@ template <int D>
 struct RemapForm {
   static constexpr bool reads_gradients = false;
   memory::ArrayView<double> velocities;
-  double density = 0.0;
+  MaterialLookup materials;
   template <class Sample, class Field>
   AFEM_HOST_DEVICE Vector<D> prepare(const Sample& s, const Field& u) const {
     const Vector<D> v = u.value(s);
     for (int d = 0; d < D; ++d) {
       velocities[s.index * D + static_cast<std::size_t>(d)] = v[d];
     }
-    return density * v;
+    return materials(s.index).density * v;
   }
   template <class Test>
   AFEM_HOST_DEVICE double operator()(const Vector<D>& momentum, const Test& v) const {
@@ -222,52 +253,125 @@ struct RemapForm {
 };
 
 /// The end of a particle's step, after its affine matrix C took the gradient of the remapped grid
-/// velocity: v = the new velocity, F = project((I + dt C) F), x += dt v kept between the walls.
+/// velocity: v = the new velocity, F = project((I + dt C) F), x += dt v kept between the closed
+/// faces (lower and upper are infinite along open ones).
 template <int D>
 struct UpdateParticles {
-  MaterialView material;
+  MaterialLookup materials;
   memory::ArrayView<const double> new_velocities;
   memory::ArrayView<const double> affine;
   memory::ArrayView<double> positions;
   memory::ArrayView<double> velocities;
   memory::ArrayView<double> deformation;
   double dt = 0.0;
-  double lower = 0.0;
-  double upper = 1.0;
+  double lower[D] = {};
+  double upper[D] = {};
   AFEM_HOST_DEVICE void operator()(std::size_t p) const {
     const Matrix<D> gradient = load_matrix<D>(affine, p);
     const Matrix<D> f = (Matrix<D>::Identity() + dt * gradient) *
                         load_matrix<D>(memory::ArrayView<const double>(deformation), p);
-    store_matrix<D>(project_deformation<D>(material, f), deformation, p);
+    store_matrix<D>(project_deformation<D>(materials(p), f), deformation, p);
     for (int d = 0; d < D; ++d) {
       const auto k = p * D + static_cast<std::size_t>(d);
       velocities[k] = new_velocities[k];
       const double x = positions[k] + dt * new_velocities[k];
-      positions[k] = x < lower ? lower : (x > upper ? upper : x);
+      positions[k] = x < lower[d] ? lower[d] : (x > upper[d] ? upper[d] : x);
+    }
+  }
+};
+
+/// Flags the particles outside the grid (1) and the others (0).
+template <int D>
+struct FlagOutside {
+  typename geometry::Grid<D>::View grid;
+  memory::ArrayView<const double> positions;
+  memory::ArrayView<std::uint8_t> outside;
+  AFEM_HOST_DEVICE void operator()(std::size_t p) const {
+    typename geometry::Grid<D>::View::Point x;
+    for (int d = 0; d < D; ++d) {
+      x[d] = positions[p * D + static_cast<std::size_t>(d)];
+    }
+    std::int32_t cell = -1;
+    typename geometry::Grid<D>::View::Coords xi;
+    outside[p] = grid.locate(x, cell, xi) ? 0 : 1;
+  }
+};
+
+/// 1 for a particle that stays, 0 for one removed.
+struct Keeps {
+  AFEM_HOST_DEVICE std::int32_t operator()(std::uint8_t remove) const { return remove == 0 ? 1 : 0; }
+};
+
+/// Whether a particle's removal flag is set.
+struct Flagged {
+  AFEM_HOST_DEVICE bool operator()(std::uint8_t remove) const { return remove != 0; }
+};
+
+/// Moves the `width` values of every particle that stays to its slot among those that stay.
+template <class T>
+struct GatherKept {
+  memory::ArrayView<const std::uint8_t> remove;
+  memory::ArrayView<const std::int32_t> slot;
+  memory::ArrayView<const T> from;
+  memory::ArrayView<T> to;
+  std::size_t width = 1;
+  AFEM_HOST_DEVICE void operator()(std::size_t p) const {
+    if (remove[p] == 0) {
+      const auto s = static_cast<std::size_t>(slot[p]);
+      for (std::size_t k = 0; k < width; ++k) {
+        to[s * width + k] = from[p * width + k];
+      }
+    }
+  }
+};
+
+/// The deformation of added particles: J^(1/D) I from their volume ratio J.
+template <int D>
+struct IsotropicDeformation {
+  memory::ArrayView<const double> volume_ratios;
+  memory::ArrayView<double> deformation;
+  AFEM_HOST_DEVICE void operator()(std::size_t p) const {
+    const double stretch = std::pow(volume_ratios[p], 1.0 / D);
+    for (int r = 0; r < D; ++r) {
+      for (int c = 0; c < D; ++c) {
+        deformation[p * D * D + static_cast<std::size_t>(r * D + c)] = r == c ? stretch : 0.0;
+      }
     }
   }
 };
 
 template <int D>
-geometry::Grid<D> make_grid(const Scene& scene) {
-  AFEM_EXPECTS(scene.dimension == D, "Simulation<" + std::to_string(D) + ">: the scene is " +
-                                         std::to_string(scene.dimension) + "D");
-  const auto n = static_cast<std::size_t>(scene.particle_count());
-  AFEM_EXPECTS(scene.positions.size() == n * D && scene.velocities.size() == n * D &&
-                   scene.volume_ratios.size() == n,
-               "Simulation: the scene has " + std::to_string(n) + " volumes, " +
-                   std::to_string(scene.positions.size()) + " position values, " +
-                   std::to_string(scene.velocities.size()) + " velocity values and " +
-                   std::to_string(scene.volume_ratios.size()) +
-                   " volume ratios; expected D values per particle for positions and velocities");
+geometry::Grid<D> make_grid(const Setup& setup) {
+  AFEM_EXPECTS(setup.dimension == D, "Simulation<" + std::to_string(D) + ">: Setup.dimension is " +
+                                         std::to_string(setup.dimension));
+  validate_setup(setup);
   std::array<double, D> origin{};
   std::array<double, D> size{};
   std::array<std::int32_t, D> resolution{};
   for (std::size_t d = 0; d < D; ++d) {
-    size[d] = scene.cell_size();
-    resolution[d] = scene.resolution;
+    origin[d] = setup.origin[d];
+    size[d] = setup.cell_size();
+    resolution[d] = setup.cells(static_cast<int>(d));
   }
   return geometry::Grid<D>(origin, size, resolution);
+}
+
+/// The setup a simulation keeps: no particles, the time step and the capacity resolved.
+inline Setup resolved(const Setup& setup) {
+  Setup kept = setup;
+  kept.particles = ParticleBatch{};
+  kept.dt = setup.time_step();
+  kept.capacity = setup.particle_capacity();
+  return kept;
+}
+
+/// The kernels' constants of each material of `setup`.
+inline std::vector<MaterialView> material_views(const Setup& setup) {
+  std::vector<MaterialView> views;
+  for (const Material& m : setup.materials) {
+    views.emplace_back(m);
+  }
+  return views;
 }
 
 template <class T>
@@ -276,20 +380,6 @@ memory::Temporary<T> upload(memory::Pool& pool, const std::vector<T>& values, co
   memory::copy_to_device(buffer.view(), std::span<const T>(values), pool.stream());
   pool.stream().synchronize();
   return buffer;
-}
-
-/// Row-major D x D matrices diagonal[p]^(1/D) * I, one per entry of `diagonal` (the isotropic
-/// deformation of volume ratio diagonal[p]); `count` zero matrices when `diagonal` is empty.
-template <int D>
-std::vector<double> isotropic_matrices(std::int64_t count, const std::vector<double>& diagonal) {
-  const auto n = static_cast<std::size_t>(count);
-  std::vector<double> values(n * D * D, 0.0);
-  for (std::size_t p = 0; p < n && !diagonal.empty(); ++p) {
-    for (std::size_t d = 0; d < D; ++d) {
-      values[p * D * D + d * D + d] = std::pow(diagonal[p], 1.0 / D);
-    }
-  }
-  return values;
 }
 
 template <class T>
@@ -330,13 +420,13 @@ struct BSplineSpaces {
   }
 };
 
-/// What a Simulation<D> owns whatever its grid basis: the scene, the grid and the particles.
+/// What a Simulation<D> owns whatever its grid basis: the setup, the grid and the particles.
 template <int D>
 class SimulationState {
 public:
   using Grid = geometry::Grid<D>;
 
-  SimulationState(const Scene& scene, memory::Pool& pool, memory::Arena& step_arena);
+  SimulationState(const Setup& setup, memory::Pool& pool, memory::Arena& step_arena);
   SimulationState(const SimulationState&) = delete;
   SimulationState& operator=(const SimulationState&) = delete;
   SimulationState(SimulationState&&) = delete;
@@ -351,24 +441,53 @@ public:
   [[nodiscard]] virtual std::int32_t active_cell_count() const = 0;
   [[nodiscard]] virtual std::int32_t outside_count() const = 0;
   [[nodiscard]] virtual geometry::MeshData grid_mesh() const = 0;
+  /// The incompressible fluid's pressure (empty for other materials).
+  [[nodiscard]] virtual memory::ArrayView<double> pressure() = 0;
   [[nodiscard]] ParticleState particles() const;
+  [[nodiscard]] ParticleViews views() const;
+  [[nodiscard]] MaterialLookup materials() const {
+    return {material_table_.view(), materials_.view().subview(0, count())};
+  }
+  [[nodiscard]] std::size_t count() const { return static_cast<std::size_t>(particle_count_); }
+  [[nodiscard]] std::size_t capacity() const { return static_cast<std::size_t>(capacity_); }
 
   /// Nodes with at most this mass take no velocity.
   [[nodiscard]] double min_grid_mass() const {
-    return 1e-12 * scene_.material.density * std::pow(scene_.cell_size(), D);
+    double density = std::numeric_limits<double>::infinity();
+    for (const Material& m : setup_.materials) {
+      density = std::min(density, m.density);
+    }
+    return 1e-12 * density * std::pow(setup_.cell_size(), D);
+  }
+  [[nodiscard]] bool has_open_face() const {
+    return std::any_of(setup_.boundaries.begin(), setup_.boundaries.begin() + 2 * D,
+                       [](Boundary b) { return b == Boundary::open; });
   }
 
-  Scene scene_;
+  void add_particles(const ParticleBatch& batch);
+  /// Removes the flagged particles, keeping the order of the others (scratch from the arena).
+  void compact(memory::ArrayView<const std::uint8_t> remove, std::size_t removed);
+  /// Removes the particles outside the grid (they left through an open face).
+  void remove_outside();
+  [[nodiscard]] Checkpoint checkpoint();
+  void restore(const Checkpoint& checkpoint);
+
+  Setup setup_;
   memory::Pool* pool_;
   memory::Arena* arena_;
   Grid grid_;
+  std::int32_t capacity_ = 0;
   std::int32_t particle_count_ = 0;
   std::int64_t steps_ = 0;
+  std::int64_t particles_left_ = 0;
+  memory::Temporary<MaterialView> material_table_;
   memory::Temporary<double> positions_;
   memory::Temporary<double> velocities_;
   memory::Temporary<double> affine_;
   memory::Temporary<double> deformation_;
   memory::Temporary<double> volumes_;
+  memory::Temporary<std::int32_t> materials_;
+  memory::Temporary<double> forces_;
   ProjectionResult pressure_solve_;
 };
 
@@ -382,7 +501,7 @@ public:
   static_assert(std::is_same_v<typename ScalarSpace::Element, typename VectorSpace::Element>,
                 "the vector forms read the scalar space's restriction: the spaces share nodes");
 
-  SimulationOn(const Scene& scene, memory::Pool& pool, memory::Arena& step_arena);
+  SimulationOn(const Setup& setup, memory::Pool& pool, memory::Arena& step_arena);
   void rebin() override;
   void particle_to_grid() override;
   void update_grid() override;
@@ -395,10 +514,13 @@ public:
   [[nodiscard]] geometry::MeshData grid_mesh() const override {
     return Spaces::node_grid(this->grid_).to_mesh_data();
   }
+  [[nodiscard]] memory::ArrayView<double> pressure() override {
+    return projection_ ? projection_->pressure() : memory::ArrayView<double>{};
+  }
 
-  /// Grid velocity = momentum / mass + gravity_dt along y, with the walls (`momentum` may be
+  /// Grid velocity = momentum / mass + gravity_dt, with the closed faces (`momentum` may be
   /// velocity_'s own dofs).
-  void apply_grid_velocity(memory::ArrayView<const double> momentum, double gravity_dt);
+  void apply_grid_velocity(memory::ArrayView<const double> momentum, bool with_gravity);
 
   ScalarSpace scalar_space_;
   VectorSpace vector_space_;
@@ -418,26 +540,143 @@ public:
 }  // namespace detail
 
 template <int D>
-detail::SimulationState<D>::SimulationState(const Scene& scene, memory::Pool& pool,
+detail::SimulationState<D>::SimulationState(const Setup& setup, memory::Pool& pool,
                                             memory::Arena& step_arena)
-    : scene_(scene),
+    : setup_(detail::resolved(setup)),
       pool_(&pool),
       arena_(&step_arena),
-      grid_(detail::make_grid<D>(scene)),
-      particle_count_(static_cast<std::int32_t>(scene.particle_count())),
-      positions_(detail::upload(pool, scene.positions, "Mpm.positions")),
-      velocities_(detail::upload(pool, scene.velocities, "Mpm.velocities")),
-      affine_(detail::upload(pool, detail::isotropic_matrices<D>(scene.particle_count(), {}),
-                             "Mpm.affine")),
-      deformation_(detail::upload(
-          pool, detail::isotropic_matrices<D>(scene.particle_count(), scene.volume_ratios),
-          "Mpm.deformation")),
-      volumes_(detail::upload(pool, scene.volumes, "Mpm.volumes")) {}
+      grid_(detail::make_grid<D>(setup)),
+      capacity_(static_cast<std::int32_t>(setup.particle_capacity())),
+      material_table_(detail::upload(pool, detail::material_views(setup), "Mpm.materials")),
+      positions_(memory::borrow_temporary<double>(pool, capacity() * D, "Mpm.positions")),
+      velocities_(memory::borrow_temporary<double>(pool, capacity() * D, "Mpm.velocities")),
+      affine_(memory::borrow_temporary<double>(pool, capacity() * D * D, "Mpm.affine")),
+      deformation_(memory::borrow_temporary<double>(pool, capacity() * D * D, "Mpm.deformation")),
+      volumes_(memory::borrow_temporary<double>(pool, capacity(), "Mpm.volumes")),
+      materials_(memory::borrow_temporary<std::int32_t>(pool, capacity(), "Mpm.material_index")),
+      forces_(setup.external_forces
+                  ? memory::borrow_temporary<double>(pool, capacity() * D, "Mpm.forces")
+                  : memory::Temporary<double>{}) {
+  add_particles(setup.particles);
+}
+
+template <int D>
+ParticleViews detail::SimulationState<D>::views() const {
+  const std::size_t n = count();
+  return {positions_.view().subview(0, n * D),
+          velocities_.view().subview(0, n * D),
+          affine_.view().subview(0, n * D * D),
+          deformation_.view().subview(0, n * D * D),
+          volumes_.view().subview(0, n),
+          materials_.view().subview(0, n),
+          setup_.external_forces ? forces_.view().subview(0, n * D) : memory::ArrayView<double>{}};
+}
+
+template <int D>
+void detail::SimulationState<D>::add_particles(const ParticleBatch& batch) {
+  check_particles(setup_, batch, "add_particles: the batch");
+  const std::size_t first = count();
+  const auto added = static_cast<std::size_t>(batch.count());
+  if (first + added > static_cast<std::size_t>(capacity_)) {
+    throw Error("add_particles: " + std::to_string(added) + " particles after the " +
+                std::to_string(first) + " there are exceed the capacity of " +
+                std::to_string(capacity_) + " (Setup.capacity)");
+  }
+  if (added == 0) {
+    return;
+  }
+  const memory::Stream& stream = pool_->stream();
+  const memory::ArenaScope scope(*arena_);
+  auto policy = memory::arena_policy(*arena_, "Mpm.thrust");
+  memory::copy_to_device(positions_.view().subview(first * D, added * D),
+                         std::span<const double>(batch.positions), stream);
+  memory::copy_to_device(velocities_.view().subview(first * D, added * D),
+                         std::span<const double>(batch.velocities), stream);
+  memory::copy_to_device(volumes_.view().subview(first, added),
+                         std::span<const double>(batch.volumes), stream);
+  const auto materials = materials_.view().subview(first, added);
+  if (batch.materials.empty()) {
+    thrust::fill(policy, materials.begin(), materials.end(), std::int32_t{0});
+  } else {
+    memory::copy_to_device(materials, std::span<const std::int32_t>(batch.materials), stream);
+  }
+  const auto affine = affine_.view().subview(first * D * D, added * D * D);
+  thrust::fill(policy, affine.begin(), affine.end(), 0.0);
+  auto ratios = memory::borrow_temporary<double>(*arena_, added, "Mpm.volume_ratios");
+  if (batch.volume_ratios.empty()) {
+    thrust::fill(policy, ratios.view().begin(), ratios.view().end(), 1.0);
+  } else {
+    memory::copy_to_device(ratios.view(), std::span<const double>(batch.volume_ratios), stream);
+  }
+  thrust::for_each_n(policy, thrust::counting_iterator<std::size_t>(0), added,
+                     detail::IsotropicDeformation<D>{
+                         ratios.view(), deformation_.view().subview(first * D * D, added * D * D)});
+  if (setup_.external_forces) {
+    const auto forces = forces_.view().subview(first * D, added * D);
+    thrust::fill(policy, forces.begin(), forces.end(), 0.0);
+  }
+  stream.synchronize();
+  particle_count_ += static_cast<std::int32_t>(added);
+}
+
+template <int D>
+void detail::SimulationState<D>::compact(memory::ArrayView<const std::uint8_t> remove,
+                                         std::size_t removed) {
+  const std::size_t n = count();
+  if (removed == 0) {
+    return;
+  }
+  auto policy = memory::arena_policy(*arena_, "Mpm.thrust");
+  // Every buffer is borrowed before the first particle moves: a failed borrow changes nothing.
+  const std::size_t kept = n - removed;
+  auto slot = memory::borrow_temporary<std::int32_t>(*arena_, n, "Mpm.removal");
+  auto kept_values = memory::borrow_temporary<double>(*arena_, kept * D * D, "Mpm.removal");
+  auto kept_indices = memory::borrow_temporary<std::int32_t>(*arena_, kept, "Mpm.removal");
+  const auto keeps = thrust::make_transform_iterator(remove.begin(), detail::Keeps{});
+  thrust::exclusive_scan(policy, keeps, keeps + static_cast<std::ptrdiff_t>(n), slot.view().begin());
+  const auto move = [&](auto& buffer, std::size_t width) {
+    using T = typename std::remove_reference_t<decltype(buffer)>::value_type;
+    memory::ArrayView<T> scratch;
+    if constexpr (std::is_same_v<T, double>) {
+      scratch = kept_values.view().subview(0, kept * width);
+    } else {
+      scratch = kept_indices.view();
+    }
+    thrust::for_each_n(policy, thrust::counting_iterator<std::size_t>(0), n,
+                       detail::GatherKept<T>{remove, slot.view(), buffer.view().subview(0, n * width),
+                                             scratch, width});
+    thrust::copy(policy, scratch.begin(), scratch.end(), buffer.view().begin());
+  };
+  move(positions_, D);
+  move(velocities_, D);
+  move(affine_, D * D);
+  move(deformation_, D * D);
+  move(volumes_, 1);
+  move(materials_, 1);
+  if (setup_.external_forces) {
+    move(forces_, D);
+  }
+  pool_->stream().synchronize();
+  particle_count_ = static_cast<std::int32_t>(kept);
+}
+
+template <int D>
+void detail::SimulationState<D>::remove_outside() {
+  const std::size_t n = count();
+  auto policy = memory::arena_policy(*arena_, "Mpm.thrust");
+  auto outside = memory::borrow_temporary<std::uint8_t>(*arena_, n, "Mpm.removal");
+  thrust::for_each_n(policy, thrust::counting_iterator<std::size_t>(0), n,
+                     detail::FlagOutside<D>{grid_.view(), positions_.view(), outside.view()});
+  const auto removed = static_cast<std::size_t>(
+      thrust::count(policy, outside.view().begin(), outside.view().end(), std::uint8_t{1}));
+  compact(outside.view(), removed);
+  particles_left_ += static_cast<std::int64_t>(removed);
+}
 
 template <int D, class Spaces>
-detail::SimulationOn<D, Spaces>::SimulationOn(const Scene& scene, memory::Pool& pool,
+detail::SimulationOn<D, Spaces>::SimulationOn(const Setup& setup, memory::Pool& pool,
                                               memory::Arena& step_arena)
-    : SimulationState<D>(scene, pool, step_arena),
+    : SimulationState<D>(setup, pool, step_arena),
       scalar_space_(this->grid_, pool, step_arena),
       vector_space_(this->grid_, pool, step_arena),
       nodes_(grid_nodes(vector_space_)),
@@ -447,10 +686,10 @@ detail::SimulationOn<D, Spaces>::SimulationOn(const Scene& scene, memory::Pool& 
       vector_restriction_(scalar_restriction_),
       mass_(scalar_space_),
       velocity_(vector_space_),
-      quadrature_(active_cells_, pool, {.max_particles = this->particle_count_}),
-      projection_(scene.material.kind == MaterialKind::incompressible_fluid
+      quadrature_(active_cells_, pool, {.max_particles = this->capacity_}),
+      projection_(setup.materials[0].kind == MaterialKind::incompressible_fluid
                       ? std::make_unique<PressureProjection<D, ScalarSpace>>(
-                            scalar_space_, wall_cells, scene.material.density,
+                            scalar_space_, setup.boundary_cells, setup.materials[0].density,
                             this->min_grid_mass(), pool, step_arena)
                       : nullptr) {
   pool.stream().synchronize();
@@ -459,9 +698,13 @@ detail::SimulationOn<D, Spaces>::SimulationOn(const Scene& scene, memory::Pool& 
 template <int D, class Spaces>
 void detail::SimulationOn<D, Spaces>::rebin() {
   memory::Arena& arena = *this->arena_;
+  if (this->has_open_face()) {
+    this->remove_outside();
+  }
   // The particles are located once: their cells select the active cells, then they are binned
   // into them.
-  auto located = quadrature_.locate(this->positions_.view(), this->volumes_.view(), arena);
+  const auto views = this->views();
+  auto located = quadrature_.locate(views.positions, views.volumes, arena);
   {
     auto mask = memory::borrow_temporary<std::uint8_t>(
         arena, static_cast<std::size_t>(this->grid_.cell_count()), "Mpm.active_mask");
@@ -480,18 +723,17 @@ template <int D, class Spaces>
 void detail::SimulationOn<D, Spaces>::particle_to_grid() {
   memory::Arena& arena = *this->arena_;
   fem::integrate(mass_.dofs(), quadrature_, scalar_restriction_,
-                 detail::MassForm{this->scene_.material.density}, arena);
-  fem::integrate(
-      velocity_.dofs(), quadrature_, vector_restriction_,
-      detail::MomentumForm<D>{MaterialView(this->scene_.material), this->velocities_.view(),
-                              this->affine_.view(), this->deformation_.view(),
-                              this->scene_.material.density, this->scene_.dt},
-      arena);
+                 detail::MassForm{this->materials()}, arena);
+  const ParticleViews views = this->views();
+  fem::integrate(velocity_.dofs(), quadrature_, vector_restriction_,
+                 detail::MomentumForm<D>{this->materials(), views.velocities, views.affine,
+                                         views.deformation, views.forces, this->setup_.dt},
+                 arena);
 }
 
 template <int D, class Spaces>
 void detail::SimulationOn<D, Spaces>::update_grid() {
-  apply_grid_velocity(velocity_.dofs(), this->scene_.gravity * this->scene_.dt);
+  apply_grid_velocity(velocity_.dofs(), true);
   if (projection_) {
     // Leaves the wall-held components and the nodes without fluid as they are.
     auto fraction = memory::borrow_temporary<double>(
@@ -503,24 +745,34 @@ void detail::SimulationOn<D, Spaces>::update_grid() {
                        detail::FluidFraction<typename quadrature::Cells<Grid>::View>{
                            quadrature_.view(), active_cells_.view(), fraction.view()});
     this->pressure_solve_ =
-        projection_->project(velocity_.dofs(), fraction.view(), this->scene_.dt, *this->arena_);
+        projection_->project(velocity_.dofs(), fraction.view(), this->setup_.dt, *this->arena_);
   }
 }
 
 template <int D, class Spaces>
 void detail::SimulationOn<D, Spaces>::apply_grid_velocity(memory::ArrayView<const double> momentum,
-                                                          double gravity_dt) {
+                                                          bool with_gravity) {
+  const Setup& setup = this->setup_;
+  detail::UpdateGrid<D> update{nodes_, mass_.dofs(), momentum, velocity_.dofs()};
+  for (std::size_t d = 0; d < D; ++d) {
+    update.gravity_dt[static_cast<Eigen::Index>(d)] = with_gravity ? setup.gravity[d] * setup.dt : 0.0;
+    update.boundaries[2 * d] = setup.boundaries[2 * d];
+    update.boundaries[2 * d + 1] = setup.boundaries[2 * d + 1];
+  }
+  update.min_mass = this->min_grid_mass();
+  update.boundary_cells = setup.boundary_cells;
+  update.closed = !std::all_of(setup.boundaries.begin(), setup.boundaries.begin() + 2 * D,
+                               [](Boundary b) { return b == Boundary::open; });
   auto policy = memory::arena_policy(*this->arena_, "Mpm.thrust");
-  thrust::for_each_n(
-      policy, thrust::counting_iterator<std::int32_t>(0), vector_space_.node_count(),
-      detail::UpdateGrid<D>{nodes_, mass_.dofs(), momentum, velocity_.dofs(), gravity_dt,
-                            this->min_grid_mass(), this->scene_.walls, this->scene_.sticky_floor});
+  thrust::for_each_n(policy, thrust::counting_iterator<std::int32_t>(0),
+                     vector_space_.node_count(), update);
 }
 
 template <int D, class Spaces>
 void detail::SimulationOn<D, Spaces>::grid_to_particle() {
   memory::Arena& arena = *this->arena_;
-  const auto n = static_cast<std::size_t>(this->particle_count_);
+  const std::size_t n = this->count();
+  const ParticleViews particles = this->views();
   // The particles' new velocities go to scratch first and every allocation comes before the two
   // kernels that write the particle state (the affine matrices, then the rest), so an error (out
   // of memory) leaves the particles as they were. The particles take the grid velocity (recorded as
@@ -531,35 +783,142 @@ void detail::SimulationOn<D, Spaces>::grid_to_particle() {
   auto momentum = memory::borrow_temporary<double>(
       arena, static_cast<std::size_t>(vector_space_.dof_count()), "Mpm.remapped_momentum");
   fem::integrate(momentum.view(), quadrature_, vector_restriction_,
-                 detail::RemapForm<D>{velocities.view(), this->scene_.material.density}, arena,
-                 velocity_);
-  apply_grid_velocity(momentum.view(), 0.0);
-  fem::interpolate(this->affine_.view(), quadrature_, detail::VelocityGradientAt{}, arena,
-                   velocity_);
-  const double dx = this->scene_.cell_size();
+                 detail::RemapForm<D>{velocities.view(), this->materials()}, arena, velocity_);
+  apply_grid_velocity(momentum.view(), false);
+  fem::interpolate(particles.affine, quadrature_, detail::VelocityGradientAt{}, arena, velocity_);
+  const Setup& setup = this->setup_;
+  detail::UpdateParticles<D> update{this->materials(), velocities.view(), particles.affine,
+                                    particles.positions, particles.velocities,
+                                    particles.deformation, setup.dt};
+  const double margin = setup.boundary_cells * setup.cell_size();
+  for (std::size_t d = 0; d < D; ++d) {
+    const bool low_open = setup.boundaries[2 * d] == Boundary::open;
+    const bool high_open = setup.boundaries[2 * d + 1] == Boundary::open;
+    const double infinity = std::numeric_limits<double>::infinity();
+    update.lower[d] = low_open ? -infinity : setup.origin[d] + margin;
+    update.upper[d] = high_open ? infinity : setup.origin[d] + setup.extent[d] - margin;
+  }
   auto policy = memory::arena_policy(arena, "Mpm.thrust");
-  thrust::for_each_n(
-      policy, thrust::counting_iterator<std::size_t>(0), n,
-      detail::UpdateParticles<D>{MaterialView(this->scene_.material), velocities.view(),
-                                 this->affine_.view(), this->positions_.view(),
-                                 this->velocities_.view(), this->deformation_.view(),
-                                 this->scene_.dt, wall_cells * dx, 1.0 - wall_cells * dx});
+  thrust::for_each_n(policy, thrust::counting_iterator<std::size_t>(0), n, update);
 }
 
 template <int D>
 ParticleState detail::SimulationState<D>::particles() const {
   memory::Pool& pool = *this->pool_;
+  const ParticleViews views = this->views();
   ParticleState state;
-  state.positions = detail::download<double>(pool, this->positions_.view());
-  state.velocities = detail::download<double>(pool, this->velocities_.view());
-  state.affine = detail::download<double>(pool, this->affine_.view());
-  state.deformation = detail::download<double>(pool, this->deformation_.view());
-  state.masses = detail::download<double>(pool, this->volumes_.view());
+  state.positions = detail::download<double>(pool, views.positions);
+  state.velocities = detail::download<double>(pool, views.velocities);
+  state.affine = detail::download<double>(pool, views.affine);
+  state.deformation = detail::download<double>(pool, views.deformation);
+  state.masses = detail::download<double>(pool, views.volumes);
+  state.materials = detail::download<std::int32_t>(pool, views.materials);
   pool.stream().synchronize();
-  for (double& m : state.masses) {
-    m *= this->scene_.material.density;
+  for (std::size_t p = 0; p < state.masses.size(); ++p) {
+    state.masses[p] *= setup_.materials[static_cast<std::size_t>(state.materials[p])].density;
   }
   return state;
+}
+
+template <int D>
+Checkpoint detail::SimulationState<D>::checkpoint() {
+  memory::Pool& pool = *this->pool_;
+  const ParticleViews views = this->views();
+  Checkpoint saved;
+  saved.setup = setup_;
+  saved.steps = steps_;
+  saved.particles_left = particles_left_;
+  saved.particle_count = particle_count_;
+  saved.positions = detail::download<double>(pool, views.positions);
+  saved.velocities = detail::download<double>(pool, views.velocities);
+  saved.affine = detail::download<double>(pool, views.affine);
+  saved.deformation = detail::download<double>(pool, views.deformation);
+  saved.volumes = detail::download<double>(pool, views.volumes);
+  saved.materials = detail::download<std::int32_t>(pool, views.materials);
+  saved.forces = detail::download<double>(pool, views.forces);
+  saved.pressure = detail::download<double>(pool, pressure());
+  pool.stream().synchronize();
+  return saved;
+}
+
+/// The first field in which two resolved setups differ ("" when none does).
+inline std::string first_difference(const Setup& a, const Setup& b) {
+  const auto same_material = [](const Material& x, const Material& y) {
+    return x.kind == y.kind && x.density == y.density && x.youngs_modulus == y.youngs_modulus &&
+           x.poisson_ratio == y.poisson_ratio &&
+           x.friction_angle_degrees == y.friction_angle_degrees &&
+           x.bulk_modulus == y.bulk_modulus && x.tait_exponent == y.tait_exponent;
+  };
+  const std::pair<bool, const char*> fields[] = {
+      {a.dimension == b.dimension, "dimension"},
+      {a.origin == b.origin, "origin"},
+      {a.extent == b.extent, "extent"},
+      {a.resolution == b.resolution, "resolution"},
+      {a.basis == b.basis, "basis"},
+      {a.gravity == b.gravity, "gravity"},
+      {a.boundaries == b.boundaries, "boundaries"},
+      {a.boundary_cells == b.boundary_cells, "boundary_cells"},
+      {a.materials.size() == b.materials.size() &&
+           std::equal(a.materials.begin(), a.materials.end(), b.materials.begin(), same_material),
+       "materials"},
+      {a.dt == b.dt, "dt"},
+      {a.capacity == b.capacity, "capacity"},
+      {a.external_forces == b.external_forces, "external_forces"}};
+  for (const auto& [same, name] : fields) {
+    if (!same) {
+      return name;
+    }
+  }
+  return "";
+}
+
+template <int D>
+void detail::SimulationState<D>::restore(const Checkpoint& saved) {
+  const std::string differs = first_difference(saved.setup, setup_);
+  if (!differs.empty()) {
+    throw Error("restore: the checkpoint's Setup." + differs +
+                " differs from this simulation's; set the simulation up from the checkpoint's "
+                "setup (read_checkpoint(path).setup)");
+  }
+  const auto n = static_cast<std::size_t>(saved.particle_count);
+  AFEM_EXPECTS(saved.particle_count >= 0 && saved.particle_count <= capacity_,
+               "restore: the checkpoint holds " + std::to_string(saved.particle_count) +
+                   " particles, the capacity is " + std::to_string(capacity_));
+  AFEM_EXPECTS(saved.positions.size() == n * D && saved.velocities.size() == n * D &&
+                   saved.affine.size() == n * D * D && saved.deformation.size() == n * D * D &&
+                   saved.volumes.size() == n && saved.materials.size() == n &&
+                   saved.forces.size() == (setup_.external_forces ? n * D : 0) &&
+                   saved.pressure.size() == pressure().size(),
+               "restore: the checkpoint's arrays disagree with its " + std::to_string(n) +
+                   " particles or with this simulation's grid");
+  for (std::size_t p = 0; p < n; ++p) {
+    AFEM_EXPECTS(saved.materials[p] >= 0 &&
+                     static_cast<std::size_t>(saved.materials[p]) < setup_.materials.size(),
+                 "restore: particle " + std::to_string(p) + " names material " +
+                     std::to_string(saved.materials[p]));
+  }
+  // Everything is checked: from here on nothing throws but a device failure.
+  const memory::Stream& stream = pool_->stream();
+  const auto put = [&](auto& buffer, const auto& values) {
+    using T = typename std::remove_reference_t<decltype(buffer)>::value_type;
+    memory::copy_to_device(buffer.view().subview(0, values.size()), std::span<const T>(values),
+                           stream);
+  };
+  put(positions_, saved.positions);
+  put(velocities_, saved.velocities);
+  put(affine_, saved.affine);
+  put(deformation_, saved.deformation);
+  put(volumes_, saved.volumes);
+  put(materials_, saved.materials);
+  if (setup_.external_forces) {
+    put(forces_, saved.forces);
+  }
+  memory::copy_to_device(pressure(), std::span<const double>(saved.pressure), stream);
+  stream.synchronize();
+  particle_count_ = saved.particle_count;
+  steps_ = saved.steps;
+  particles_left_ = saved.particles_left;
+  pressure_solve_ = ProjectionResult{};
 }
 
 template <int D, class Spaces>
@@ -573,12 +932,12 @@ GridState detail::SimulationOn<D, Spaces>::grid_state() const {
 }
 
 template <int D>
-Simulation<D>::Simulation(const Scene& scene, memory::Pool& pool, memory::Arena& step_arena)
-    : state_(scene.basis == GridBasis::bspline2
+Simulation<D>::Simulation(const Setup& setup, memory::Pool& pool, memory::Arena& step_arena)
+    : state_(setup.basis == GridBasis::bspline2
                  ? std::unique_ptr<detail::SimulationState<D>>(
                        std::make_unique<detail::SimulationOn<D, detail::BSplineSpaces<D>>>(
-                           scene, pool, step_arena))
-                 : std::make_unique<detail::SimulationOn<D, detail::Q1Spaces<D>>>(scene, pool,
+                           setup, pool, step_arena))
+                 : std::make_unique<detail::SimulationOn<D, detail::Q1Spaces<D>>>(setup, pool,
                                                                                   step_arena)) {}
 
 template <int D>
@@ -615,8 +974,55 @@ void Simulation<D>::grid_to_particle() {
 }
 
 template <int D>
-const Scene& Simulation<D>::scene() const {
-  return state_->scene_;
+const Setup& Simulation<D>::setup() const {
+  return state_->setup_;
+}
+
+template <int D>
+std::int32_t Simulation<D>::capacity() const {
+  return state_->capacity_;
+}
+
+template <int D>
+std::int64_t Simulation<D>::particles_left() const {
+  return state_->particles_left_;
+}
+
+template <int D>
+ParticleViews Simulation<D>::particle_views() {
+  return state_->views();
+}
+
+template <int D>
+void Simulation<D>::add_particles(const ParticleBatch& batch) {
+  state_->add_particles(batch);
+}
+
+template <int D>
+void Simulation<D>::remove_particles(memory::ArrayView<const std::uint8_t> remove) {
+  AFEM_EXPECTS(remove.size() == state_->count(),
+               "remove_particles: " + std::to_string(remove.size()) + " flags for " +
+                   std::to_string(state_->count()) + " particles");
+  const memory::ArenaScope scope(*state_->arena_);
+  auto policy = memory::arena_policy(*state_->arena_, "Mpm.thrust");
+  const auto removed = static_cast<std::size_t>(
+      thrust::count_if(policy, remove.begin(), remove.end(), detail::Flagged{}));
+  state_->compact(remove, removed);
+}
+
+template <int D>
+void Simulation<D>::save_checkpoint(const std::string& path) const {
+  write_checkpoint(path, state_->checkpoint());
+}
+
+template <int D>
+void Simulation<D>::load_checkpoint(const std::string& path) {
+  restore(read_checkpoint(path));
+}
+
+template <int D>
+void Simulation<D>::restore(const Checkpoint& checkpoint) {
+  state_->restore(checkpoint);
 }
 
 template <int D>
@@ -631,7 +1037,7 @@ std::int64_t Simulation<D>::steps_taken() const {
 
 template <int D>
 double Simulation<D>::time() const {
-  return static_cast<double>(state_->steps_) * state_->scene_.dt;
+  return static_cast<double>(state_->steps_) * state_->setup_.dt;
 }
 
 template <int D>

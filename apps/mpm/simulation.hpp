@@ -8,16 +8,18 @@
 /// remap's linear form, which maps their momentum back to the grid) and interpolate() the
 /// remapped velocity's gradient there. All sums run in a fixed order (cell-sorted particles,
 /// per-node sums in element order), so a run is bitwise the same across runs and OpenMP thread
-/// counts.
+/// counts. Set up from a Setup (apps/mpm/setup.hpp); embedders link arenafem::mpm.
 
 #include <cstdint>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "apps/mpm/material.hpp"
-#include "apps/mpm/scene.hpp"
+#include "apps/mpm/setup.hpp"
 #include "geometry/mesh_data.hpp"
 #include "memory/arena.hpp"
+#include "memory/array_view.hpp"
 #include "memory/pool.hpp"
 
 namespace afem::apps::mpm {
@@ -30,6 +32,27 @@ struct ParticleState {
   std::vector<double> affine;
   std::vector<double> deformation;
   std::vector<double> masses;
+  std::vector<std::int32_t> materials;
+};
+
+/// The particles' state where the kernels keep it (the pool's memory: the GPU's in the CUDA
+/// build), one entry per particle in the simulation's current order: D values per particle for
+/// positions, velocities and forces, D x D row-major for the affine velocity C and the
+/// deformation gradient F. The views stay valid until the particle count changes (a step that
+/// removes particles leaving through an open face, add_particles, remove_particles,
+/// load_checkpoint) or the simulation is destroyed; write them between steps only.
+struct ParticleViews {
+  memory::ArrayView<double> positions;
+  memory::ArrayView<double> velocities;
+  memory::ArrayView<double> affine;
+  memory::ArrayView<double> deformation;
+  /// Reference volume of each particle (its mass over its material's density).
+  memory::ArrayView<double> volumes;
+  /// Index into Setup::materials of each particle; keep it in range.
+  memory::ArrayView<std::int32_t> materials;
+  /// External force on each particle in newtons, added to its momentum every step; empty unless
+  /// Setup::external_forces.
+  memory::ArrayView<double> forces;
 };
 
 /// CG iterations, final relative residual and divergence left by a pressure projection.
@@ -48,27 +71,30 @@ struct GridState {
   std::vector<double> velocities;
 };
 
+struct Checkpoint;
+
 namespace detail {
 template <int D>
 class SimulationState;
 }  // namespace detail
 
-/// An MPM simulation of one scene, behind a plain C++ interface (the kernels are compiled in the
+/// An MPM simulation of one Setup, behind a plain C++ interface (the kernels are compiled in the
 /// library, so a program that embeds it needs no CUDA compiler). Owns, in `pool`, the particles'
-/// positions, velocities, affine velocities, deformation gradients and volumes ("Mpm.*"), the
+/// positions, velocities, affine velocities, deformation gradients, volumes, material indices and
+/// (when asked for) external forces ("Mpm.*", sized for Setup's capacity), the materials, the
 /// grid's mass and velocity fields, the spaces on the grid, the partition of the active cells
 /// (those holding particles, selected anew every step), the scalar space's restriction to it (the
 /// vector forms read it with D components) and the PicQuadrature over it; all are sized at
-/// construction for every cell and particle, so the per-step rebuilds through replace_owned reuse
-/// the same blocks, and all are released when the simulation is destroyed. Scratch comes from
-/// `step_arena`, which step() resets when it returns: it is the simulation's per-step arena. After
-/// the first step a step takes nothing from the pool.
+/// construction for every cell and for the capacity, so the per-step rebuilds through
+/// replace_owned reuse the same blocks while particles come and go, and all are released when the
+/// simulation is destroyed. Scratch comes from `step_arena`, which step() resets when it returns:
+/// it is the simulation's per-step arena. After the first step a step takes nothing from the pool.
 template <int D>
 class Simulation {
 public:
-  /// Sets the scene up. Throws afem::Error when the scene's dimension is not D or its particle
-  /// arrays disagree in size.
-  Simulation(const Scene& scene, memory::Pool& pool, memory::Arena& step_arena);
+  /// Sets the simulation up. Throws afem::Error naming the field when validate_setup() refuses
+  /// `setup` or its dimension is not D.
+  Simulation(const Setup& setup, memory::Pool& pool, memory::Arena& step_arena);
   ~Simulation();
   Simulation(const Simulation&) = delete;
   Simulation& operator=(const Simulation&) = delete;
@@ -79,22 +105,28 @@ public:
   /// arena.
   void step();
 
-  /// The parts of a step, in order (for benchmarks and tests; step() calls them). rebin locates
-  /// the particles, selects the cells that hold them, restricts the spaces to those and bins the
-  /// particles there.
+  /// The parts of a step, in order (for benchmarks and tests; step() calls them). rebin removes
+  /// the particles that left the domain box (through an open face), locates the others, selects
+  /// the cells that hold them, restricts the spaces to those and bins the particles there.
   void rebin();
   void particle_to_grid();
   void update_grid();
   void grid_to_particle();
 
-  [[nodiscard]] const Scene& scene() const;
+  /// The setup it runs (its `particles` left empty: the state is on the device), with the time
+  /// step resolved in `dt`.
+  [[nodiscard]] const Setup& setup() const;
   [[nodiscard]] std::int32_t particle_count() const;
+  /// The most particles it can hold (Setup::particle_capacity()).
+  [[nodiscard]] std::int32_t capacity() const;
+  /// Particles removed because they left the domain box, over the whole run.
+  [[nodiscard]] std::int64_t particles_left() const;
   [[nodiscard]] std::int64_t steps_taken() const;
   [[nodiscard]] double time() const;
   /// Cells that held particles at the last rebin().
   [[nodiscard]] std::int32_t active_cell_count() const;
-  /// Particles outside the grid at the last rebin() (the walls keep them in: 0); reads one value
-  /// back from the device.
+  /// Particles outside the grid at the last rebin(): 0, as rebin() first removes those that left;
+  /// reads one value back from the device.
   [[nodiscard]] std::int32_t outside_count() const;
   /// The last pressure solve of the incompressible fluid (zeros for other materials).
   [[nodiscard]] PressureSolve pressure_solve() const;
@@ -105,6 +137,32 @@ public:
 
   /// Copies the particles' state to the host (waits for the pool's stream).
   [[nodiscard]] ParticleState particles() const;
+  /// The particles' state in the pool's memory, to read or write between steps.
+  [[nodiscard]] ParticleViews particle_views();
+
+  /// Appends `batch` after the current particles (zero affine velocity and force, deformation
+  /// J^(1/D) I). Throws afem::Error, changing nothing, when check_particles() refuses the batch or
+  /// it would take the count past the capacity. Uses the step arena's scratch; call it between
+  /// steps.
+  void add_particles(const ParticleBatch& batch);
+  /// Removes the particles whose entry in `remove` is not 0 (one per particle, in the pool's
+  /// memory), keeping the others in their order. Throws afem::Error, changing nothing, when
+  /// `remove` does not hold particle_count() entries.
+  void remove_particles(memory::ArrayView<const std::uint8_t> remove);
+
+  /// Writes the whole state (setup, step count, particles, the pressure solve's warm start) to
+  /// `path` in the checkpoint format of apps/mpm/checkpoint.hpp; a run resumed from it with
+  /// load_checkpoint() continues bitwise as this one would. Throws afem::Error when the file
+  /// cannot be written.
+  void save_checkpoint(const std::string& path) const;
+  /// Replaces the state with the one saved in `path` (read_checkpoint(), then restore()).
+  /// Throws afem::Error naming the file, and leaves the simulation unchanged, when the file is
+  /// missing, truncated, corrupted (checksum), of another format version, or restore() refuses it.
+  void load_checkpoint(const std::string& path);
+  /// Replaces the state with `checkpoint`'s. Its setup must be this simulation's setup() (set the
+  /// simulation up from `checkpoint.setup` to resume a run); throws afem::Error naming the first
+  /// field that differs, or an array that disagrees with the particle count, and changes nothing.
+  void restore(const Checkpoint& checkpoint);
   /// Copies the grid's mass and velocity to the host as the last part of a step left them: after
   /// update_grid() the updated (for the incompressible fluid, projected) velocity; after
   /// grid_to_particle() or step() the velocity remapped from the particles (what frames show).

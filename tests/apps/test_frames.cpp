@@ -75,7 +75,7 @@ protected:
     options.kind = kind;
     options.dimension = D;
     options.resolution = resolution;
-    const Scene scene = make_scene(options);
+    const mpm::Setup scene = make_scene(options);
     Simulation<D> simulation(scene, *pool_, *arena_);
     const test::TempFile directory("frames_" + std::to_string(D) + "d", "");
     FrameWriter writer(directory.path(), simulation.grid_mesh());

@@ -30,7 +30,7 @@ namespace {
 class MpmTest : public test::BackendTest {
 protected:
   template <int D>
-  ParticleState run(const Scene& scene, int steps) {
+  ParticleState run(const mpm::Setup& scene, int steps) {
     Simulation<D> simulation(scene, *pool_, *arena_);
     for (int s = 0; s < steps; ++s) {
       simulation.step();
@@ -39,7 +39,7 @@ protected:
   }
 };
 
-Scene scene_of(SceneKind kind, int dimension, int resolution, GridBasis basis = GridBasis::q1) {
+mpm::Setup scene_of(SceneKind kind, int dimension, int resolution, GridBasis basis = GridBasis::q1) {
   SceneOptions options;
   options.kind = kind;
   options.dimension = dimension;
@@ -77,7 +77,7 @@ INSTANTIATE_TEST_SUITE_P(Bases, MpmBasisTest, ::testing::Values(GridBasis::q1, G
                          [](const auto& test_case) { return to_string(test_case.param); });
 
 TEST_P(MpmBasisTest, GridMassEqualsParticleMassAndParticlesKeepTheirMass) {
-  const Scene scene = scene_of(SceneKind::sand_column, 2, 32, GetParam());
+  const mpm::Setup scene = scene_of(SceneKind::sand_column, 2, 32, GetParam());
   Simulation<2> simulation(scene, *pool_, *arena_);
   const ParticleState before = simulation.particles();
   double particle_mass = 0.0;
@@ -105,7 +105,7 @@ TEST_P(MpmBasisTest, GridMassEqualsParticleMassAndParticlesKeepTheirMass) {
 }
 
 template <int D>
-Scene spinning_ball(int resolution, GridBasis basis = GridBasis::q1) {
+mpm::Setup spinning_ball(int resolution, GridBasis basis = GridBasis::q1) {
   SceneOptions options;
   options.basis = basis;
   options.kind = SceneKind::elastic_drop;
@@ -113,13 +113,13 @@ Scene spinning_ball(int resolution, GridBasis basis = GridBasis::q1) {
   options.resolution = resolution;
   options.gravity = false;
   options.walls = false;
-  Scene scene = make_scene(options);
+  mpm::Setup scene = make_scene(options);
   // Translation, rotation about the ball's centre and a squeeze: every transfer term is active.
-  for (std::size_t p = 0; p < scene.volumes.size(); ++p) {
-    const double x = scene.positions[p * D] - 0.5;
-    const double y = scene.positions[p * D + 1] - 0.4;
-    scene.velocities[p * D] = 0.3 - 2.0 * y - 1.5 * x;
-    scene.velocities[p * D + 1] = -0.2 + 2.0 * x;
+  for (std::size_t p = 0; p < scene.particles.volumes.size(); ++p) {
+    const double x = scene.particles.positions[p * D] - 0.5;
+    const double y = scene.particles.positions[p * D + 1] - 0.4;
+    scene.particles.velocities[p * D] = 0.3 - 2.0 * y - 1.5 * x;
+    scene.particles.velocities[p * D + 1] = -0.2 + 2.0 * x;
   }
   return scene;
 }
@@ -143,7 +143,7 @@ void expect_momentum_conserved(const ParticleState& before, const ParticleState&
 }
 
 TEST_P(MpmBasisTest, MomentumIsConservedWithoutGravityAndWalls2D) {
-  const Scene scene = spinning_ball<2>(32, GetParam());
+  const mpm::Setup scene = spinning_ball<2>(32, GetParam());
   Simulation<2> simulation(scene, *pool_, *arena_);
   const ParticleState before = simulation.particles();
   for (int s = 0; s < 100; ++s) {
@@ -153,7 +153,7 @@ TEST_P(MpmBasisTest, MomentumIsConservedWithoutGravityAndWalls2D) {
 }
 
 TEST_P(MpmBasisTest, MomentumIsConservedWithoutGravityAndWalls3D) {
-  const Scene scene = spinning_ball<3>(16, GetParam());
+  const mpm::Setup scene = spinning_ball<3>(16, GetParam());
   Simulation<3> simulation(scene, *pool_, *arena_);
   const ParticleState before = simulation.particles();
   for (int s = 0; s < 20; ++s) {
@@ -170,8 +170,8 @@ void expect_bitwise_equal(const ParticleState& a, const ParticleState& b) {
 }
 
 TEST_P(MpmBasisTest, RunsAreBitwiseIdenticalAcrossRunsAndThreadCounts) {
-  const Scene sand = scene_of(SceneKind::sand_column, 2, 32, GetParam());
-  const Scene water = scene_of(SceneKind::dam_break, 3, 16, GetParam());
+  const mpm::Setup sand = scene_of(SceneKind::sand_column, 2, 32, GetParam());
+  const mpm::Setup water = scene_of(SceneKind::dam_break, 3, 16, GetParam());
 #if defined(_OPENMP)
   const test::ThreadCount one(1);
 #endif
@@ -187,17 +187,17 @@ TEST_P(MpmBasisTest, RunsAreBitwiseIdenticalAcrossRunsAndThreadCounts) {
     expect_bitwise_equal(run<2>(sand, 60), sand_one);
     expect_bitwise_equal(run<3>(water, 10), water_one);
   }
-  EXPECT_NE(sand_one.positions, sand.positions);  // the sand did move
+  EXPECT_NE(sand_one.positions, sand.particles.positions);  // the sand did move
 }
 
 TEST_P(MpmBasisTest, StillWaterStaysAtRest) {
-  const Scene scene = scene_of(SceneKind::still_water, 2, 32, GetParam());
+  const mpm::Setup scene = scene_of(SceneKind::still_water, 2, 32, GetParam());
   const ParticleState state = run<2>(scene, 200);
   EXPECT_LT(max_speed(state, 2), 1e-4);
 }
 
 TEST_F(MpmTest, ElasticBallFallsAndBounces) {
-  const Scene scene = scene_of(SceneKind::elastic_drop, 2, 32);
+  const mpm::Setup scene = scene_of(SceneKind::elastic_drop, 2, 32);
   Simulation<2> simulation(scene, *pool_, *arena_);
   const auto centre_height = [&] {
     const ParticleState state = simulation.particles();
@@ -270,7 +270,7 @@ double pile_angle(const ParticleState& state, double column_width) {
 }
 
 TEST_F(MpmTest, SandColumnSettlesIntoAPileAtAStableAngle) {
-  const Scene scene = scene_of(SceneKind::sand_column, 2, 32);
+  const mpm::Setup scene = scene_of(SceneKind::sand_column, 2, 32);
   Simulation<2> simulation(scene, *pool_, *arena_);
   while (simulation.time() < 1.2) {
     simulation.step();
@@ -286,7 +286,7 @@ TEST_F(MpmTest, SandColumnSettlesIntoAPileAtAStableAngle) {
 
 // Warm-up is two steps: a rebin holds the new binning and the previous one at once.
 TEST_F(MpmTest, StepsTakeNothingFromThePoolAfterWarmUp) {
-  const Scene scene = scene_of(SceneKind::dam_break, 2, 32);
+  const mpm::Setup scene = scene_of(SceneKind::dam_break, 2, 32);
   Simulation<2> simulation(scene, *pool_, *arena_);
   simulation.step();
   simulation.step();
@@ -301,7 +301,7 @@ TEST_F(MpmTest, StepsTakeNothingFromThePoolAfterWarmUp) {
   EXPECT_EQ(arena_->stats().live_handles, 0U);
 }
 
-Scene incompressible_scene(SceneKind kind, int resolution, int dimension = 2,
+mpm::Setup incompressible_scene(SceneKind kind, int resolution, int dimension = 2,
                            GridBasis basis = GridBasis::q1) {
   SceneOptions options;
   options.kind = kind;
@@ -318,7 +318,7 @@ Scene incompressible_scene(SceneKind kind, int resolution, int dimension = 2,
 // max_q |(B u)_q| over the nodes that touch fluid, relative to max_q of the same sum taken over
 // absolute values.
 template <int D>
-double relative_divergence(const Scene& scene, const ParticleState& particles,
+double relative_divergence(const mpm::Setup& scene, const ParticleState& particles,
                            const GridState& grid) {
   constexpr std::size_t dim = D;
   constexpr std::size_t corners = std::size_t{1} << dim;
@@ -332,7 +332,7 @@ double relative_divergence(const Scene& scene, const ParticleState& particles,
     node_total *= n + 1;
   }
   std::vector<double> theta(cell_total, 0.0);
-  for (std::size_t p = 0; p < scene.volumes.size(); ++p) {
+  for (std::size_t p = 0; p < scene.particles.volumes.size(); ++p) {
     std::size_t cell = 0;
     std::size_t stride = 1;
     for (std::size_t d = 0; d < dim; ++d) {
@@ -340,7 +340,7 @@ double relative_divergence(const Scene& scene, const ParticleState& particles,
           stride * std::min(n - 1, static_cast<std::size_t>(particles.positions[dim * p + d] / h));
       stride *= n;
     }
-    theta[cell] += scene.volumes[p] / cell_volume;
+    theta[cell] += scene.particles.volumes[p] / cell_volume;
   }
   const auto bit = [](std::size_t k, std::size_t d) { return (k >> d) & 1U; };
   std::vector<double> divergence(node_total, 0.0);
@@ -409,7 +409,7 @@ double relative_divergence(const Scene& scene, const ParticleState& particles,
 
 /// The check above can fail: a grid velocity with one fluid node nudged reads far above 1e-7.
 template <int D>
-void expect_a_nudge_is_seen(const Scene& scene, const ParticleState& particles, GridState grid) {
+void expect_a_nudge_is_seen(const mpm::Setup& scene, const ParticleState& particles, GridState grid) {
   std::size_t heaviest = 0;
   for (std::size_t i = 0; i < grid.masses.size(); ++i) {
     heaviest = grid.masses[i] > grid.masses[heaviest] ? i : heaviest;
@@ -421,7 +421,7 @@ void expect_a_nudge_is_seen(const Scene& scene, const ParticleState& particles, 
 /// Checks B u of the simulation's projected grid velocity (call after update_grid()) against the
 /// recomputation above, and with `nudge` that the check can fail; returns the value seen.
 template <int D>
-double check_divergence(const Scene& scene, const Simulation<D>& simulation, int step, bool nudge) {
+double check_divergence(const mpm::Setup& scene, const Simulation<D>& simulation, int step, bool nudge) {
   const GridState grid = simulation.grid_state();
   const ParticleState particles = simulation.particles();
   const double divergence = relative_divergence<D>(scene, particles, grid);
@@ -436,7 +436,7 @@ double check_divergence(const Scene& scene, const Simulation<D>& simulation, int
 // tolerance (checked against the definition of B, recomputed here), the dam collapses and its
 // front runs along the floor at a bounded speed.
 TEST_F(MpmTest, IncompressibleDamBreakIsDivergenceFreeAndFlowsAlongTheFloor) {
-  const Scene scene = incompressible_scene(SceneKind::dam_break, 32);
+  const mpm::Setup scene = incompressible_scene(SceneKind::dam_break, 32);
   Simulation<2> simulation(scene, *pool_, *arena_);
   int step = 0;
   double largest_divergence = 0.0;
@@ -469,7 +469,7 @@ TEST_F(MpmTest, IncompressibleDamBreakIsDivergenceFreeAndFlowsAlongTheFloor) {
 
 // The same in 3D, B u recomputed on the host with trilinear hats and 2 x 2 x 2 Gauss points.
 TEST_F(MpmTest, IncompressibleDamBreakIsDivergenceFree3D) {
-  const Scene scene = incompressible_scene(SceneKind::dam_break, 16, 3);
+  const mpm::Setup scene = incompressible_scene(SceneKind::dam_break, 16, 3);
   Simulation<3> simulation(scene, *pool_, *arena_);
   double largest_divergence = 0.0;
   for (int s = 0; s < 10; ++s) {
@@ -491,7 +491,7 @@ TEST_F(MpmTest, IncompressibleDamBreakIsDivergenceFree3D) {
 
 // Water at rest in gravity is in exact discrete balance with its hydrostatic pressure.
 TEST_F(MpmTest, IncompressibleStillWaterStaysAtRest) {
-  const Scene scene = incompressible_scene(SceneKind::still_water, 32);
+  const mpm::Setup scene = incompressible_scene(SceneKind::still_water, 32);
   const ParticleState state = run<2>(scene, 200);
   std::printf("[          ] still water after 200 steps: max speed %.2e m/s\n",
               max_speed(state, 2));
@@ -504,7 +504,7 @@ TEST_F(MpmTest, IncompressibleStillWaterStaysAtRest) {
 // at rest.
 TEST_F(MpmTest, IncompressibleDamBreakOnBSplinesIsDivergenceFree) {
   for (const int dim : {2, 3}) {
-    const Scene scene =
+    const mpm::Setup scene =
         incompressible_scene(SceneKind::dam_break, dim == 2 ? 32 : 16, dim, GridBasis::bspline2);
     std::unique_ptr<Simulation<2>> plane;
     std::unique_ptr<Simulation<3>> space;
@@ -548,7 +548,7 @@ TEST_F(MpmTest, IncompressibleDamBreakOnBSplinesIsDivergenceFree) {
 }
 
 TEST_F(MpmTest, IncompressibleStillWaterOnBSplinesStaysAtRest) {
-  const Scene scene = incompressible_scene(SceneKind::still_water, 32, 2, GridBasis::bspline2);
+  const mpm::Setup scene = incompressible_scene(SceneKind::still_water, 32, 2, GridBasis::bspline2);
   const ParticleState state = run<2>(scene, 200);
   std::printf("[          ] still water after 200 steps: max speed %.2e m/s\n",
               max_speed(state, 2));
@@ -560,7 +560,7 @@ TEST_F(MpmTest, IncompressibleStillWaterOnBSplinesStaysAtRest) {
 // allocations in turn. Every time the error is an OutOfMemory naming the label, the
 // particles are bitwise as before, the arena holds nothing, and a retry without the fault gives
 // the state of a run that never failed; once the objects are gone the pool holds nothing.
-void expect_steps_survive_every_fault(const Scene& scene, int warm_steps, int expected_min_faults) {
+void expect_steps_survive_every_fault(const mpm::Setup& scene, int warm_steps, int expected_min_faults) {
   // Runs `steps` steps, then empties the arena's and the pool's caches.
   const auto advance = [](Simulation<2>& simulation, memory::Arena& arena, memory::Pool& pool,
                           int steps) {
@@ -620,7 +620,7 @@ void expect_steps_survive_every_fault(const Scene& scene, int warm_steps, int ex
   });
   EXPECT_GE(faults, expected_min_faults);
   std::printf("[ faults   ] %s, step %d: %d injected upstream faults, each survived\n",
-              to_string(scene.kind).c_str(), warm_steps + 1, faults);
+              to_string(scene.materials[0].kind).c_str(), warm_steps + 1, faults);
 }
 
 TEST_F(MpmTest, AStepSurvivesAFailureAtEachOfItsAllocations) {
@@ -640,7 +640,7 @@ TEST_F(MpmTest, AStepArenaAtItsHardCapacityFailsCleanly) {
   SceneOptions options;
   options.resolution = 32;
   options.particles_per_cell = 6;
-  const Scene scene = make_scene(options);
+  const mpm::Setup scene = make_scene(options);
   memory::Arena bounded(*pool_,
                         {.name = "bounded", .chunk_bytes = 64 << 10, .capacity_bytes = 64 << 10});
   Simulation<2> simulation(scene, *pool_, bounded);
@@ -693,9 +693,9 @@ TEST(MpmScene, BadOptionsAreNamed) {
 }
 
 TEST_F(MpmTest, MismatchedScenesAreRefused) {
-  Scene scene = scene_of(SceneKind::sand_column, 2, 16);
+  mpm::Setup scene = scene_of(SceneKind::sand_column, 2, 16);
   EXPECT_THROW(Simulation<3>(scene, *pool_, *arena_), Error);
-  scene.velocities.pop_back();
+  scene.particles.velocities.pop_back();
   const std::size_t live = pool_->stats().live_bytes;
   EXPECT_THROW(Simulation<2>(scene, *pool_, *arena_), Error);
   EXPECT_EQ(pool_->stats().live_bytes, live);

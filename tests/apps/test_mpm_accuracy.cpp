@@ -28,36 +28,36 @@ constexpr double bar_speed = 0.05;  ///< velocity amplitude: strain amplitude 0.
 /// A free bar, no gravity, no walls, 2 x 2 particles per cell, moving in its first axial mode:
 /// v_x(X) = V cos(pi (X - x0) / L), no displacement yet. The analytic motion is
 /// v_x(X, t) = V cos(pi (X - x0) / L) cos(omega t) with omega = pi c / L: period 2 L / c.
-Scene vibrating_bar(int resolution) {
+mpm::Setup vibrating_bar(int resolution) {
   SceneOptions options;
   options.kind = SceneKind::elastic_drop;
   options.resolution = resolution;
   options.gravity = false;
   options.walls = false;
-  Scene scene = make_scene(options);
-  scene.material = Material{.kind = MaterialKind::elastic,
+  mpm::Setup scene = make_scene(options);
+  scene.materials[0] = Material{.kind = MaterialKind::elastic,
                             .density = 1000.0,
                             .youngs_modulus = 1.0e5,
                             .poisson_ratio = 0.0};
-  scene.dt = 0.4 * scene.cell_size() / scene.material.wave_speed();
+  scene.dt = 0.4 * scene.cell_size() / scene.materials[0].wave_speed();
   const double spacing = scene.cell_size() / 2.0;
   const auto along = static_cast<int>(std::lround(bar_length / spacing));
   const auto across = static_cast<int>(std::lround(bar_height / spacing));
-  scene.positions.clear();
-  scene.velocities.clear();
-  scene.volumes.clear();
+  scene.particles.positions.clear();
+  scene.particles.velocities.clear();
+  scene.particles.volumes.clear();
   for (int j = 0; j < across; ++j) {
     for (int i = 0; i < along; ++i) {
       const double x = bar_start + (i + 0.5) * spacing;
-      scene.positions.push_back(x);
-      scene.positions.push_back(bar_bottom + (j + 0.5) * spacing);
-      scene.velocities.push_back(bar_speed *
+      scene.particles.positions.push_back(x);
+      scene.particles.positions.push_back(bar_bottom + (j + 0.5) * spacing);
+      scene.particles.velocities.push_back(bar_speed *
                                  std::cos(std::numbers::pi * (x - bar_start) / bar_length));
-      scene.velocities.push_back(0.0);
-      scene.volumes.push_back(spacing * spacing);
+      scene.particles.velocities.push_back(0.0);
+      scene.particles.volumes.push_back(spacing * spacing);
     }
   }
-  scene.volume_ratios.assign(scene.volumes.size(), 1.0);
+  scene.particles.volume_ratios.assign(scene.particles.volumes.size(), 1.0);
   return scene;
 }
 
@@ -72,12 +72,12 @@ protected:
   /// crossings of the mode's amplitude a(t) = sum_p m_p v_x,p cos(pi (X_p - x0) / L), X_p being
   /// the particle's initial position (each crossing placed by linear interpolation in time).
   double measured_period(int resolution) {
-    const Scene scene = vibrating_bar(resolution);
+    const mpm::Setup scene = vibrating_bar(resolution);
     Simulation<2> simulation(scene, *pool_, *arena_);
-    const std::size_t n = scene.volumes.size();
+    const std::size_t n = scene.particles.volumes.size();
     std::vector<double> shape(n);
     for (std::size_t p = 0; p < n; ++p) {
-      shape[p] = std::cos(std::numbers::pi * (scene.positions[2 * p] - bar_start) / bar_length);
+      shape[p] = std::cos(std::numbers::pi * (scene.particles.positions[2 * p] - bar_start) / bar_length);
     }
     const auto amplitude = [&] {
       const ParticleState state = simulation.particles();
@@ -87,7 +87,7 @@ protected:
       }
       return sum;
     };
-    const double period = analytic_period(scene.material);
+    const double period = analytic_period(scene.materials[0]);
     std::vector<double> crossings;
     double previous = amplitude();
     double previous_time = simulation.time();
@@ -110,7 +110,7 @@ protected:
 };
 
 TEST_F(MpmAccuracyTest, AFreeBarVibratesAtItsAnalyticAxialFrequency) {
-  const double expected = analytic_period(vibrating_bar(32).material);
+  const double expected = analytic_period(vibrating_bar(32).materials[0]);
   std::vector<double> errors;
   for (const int resolution : {32, 64, 128}) {
     const double period = measured_period(resolution);

@@ -38,9 +38,9 @@ bool fuzz_command_line_input(const std::uint8_t* data, std::size_t size) {
     require(scene.dimension == 2 || scene.dimension == 3);
     // Build the scene only where it stays small (the fuzzer's memory is bounded).
     if (scene.resolution > 0 && scene.resolution <= 48 && scene.particles_per_cell <= 3) {
-      const apps::mpm::Scene built = apps::mpm::make_scene(scene);
-      require(built.positions.size() ==
-              built.volumes.size() * static_cast<std::size_t>(built.dimension));
+      const apps::mpm::Setup built = apps::mpm::make_scene(scene);
+      require(built.particles.positions.size() ==
+              built.particles.volumes.size() * static_cast<std::size_t>(built.dimension));
       require(built.dt > 0.0);
     }
   } catch (const Error&) {
