@@ -78,10 +78,9 @@ void run(const Setup& setup, const std::optional<Checkpoint>& resume, const Comm
   }
   const Setup& kept = simulation.setup();
   const std::string name = resume ? std::string("restart") : to_string(options.scene.kind);
-  std::printf("scene %s %dD: %d particles (%s), grid %d^%d, dt %.3g s, %lld steps\n",
-              name.c_str(), D, simulation.particle_count(),
-              to_string(kept.materials[0].kind).c_str(), kept.resolution, D, kept.dt,
-              static_cast<long long>(options.steps));
+  std::printf("scene %s %dD: %d particles (%s), grid %d^%d, dt %.3g s, %lld steps\n", name.c_str(),
+              D, simulation.particle_count(), to_string(kept.materials[0].kind).c_str(),
+              kept.resolution, D, kept.dt, static_cast<long long>(options.steps));
   std::optional<FrameWriter> frames;
   if (!options.out.empty()) {
     frames.emplace(options.out, simulation.grid_mesh());

@@ -89,7 +89,9 @@ std::string indexed(const char* field, std::size_t i) {
   return text;
 }
 
-bool positive(double value) { return std::isfinite(value) && value > 0.0; }
+bool positive(double value) {
+  return std::isfinite(value) && value > 0.0;
+}
 
 void check_material(const Material& m, const std::string& field) {
   check(positive(m.density), field + ".density", number(m.density) + ", expected > 0 kg/m^3");
@@ -148,8 +150,8 @@ void check_particles(const Setup& setup, const ParticleBatch& batch, const char*
       const double high = setup.origin[d] + setup.extent[d];
       if (!(x >= low && x <= high)) {
         fail(indexed("positions", p), "coordinate " + std::to_string(d) + " is " + number(x) +
-                                      ", outside the domain box [" + number(low) + ", " +
-                                      number(high) + "]");
+                                          ", outside the domain box [" + number(low) + ", " +
+                                          number(high) + "]");
       }
       if (!std::isfinite(batch.velocities[p * dim + d])) {
         fail(indexed("velocities", p), "is not finite");
@@ -165,7 +167,7 @@ void check_particles(const Setup& setup, const ParticleBatch& batch, const char*
         (batch.materials[p] < 0 ||
          static_cast<std::size_t>(batch.materials[p]) >= setup.materials.size())) {
       fail(indexed("materials", p), std::to_string(batch.materials[p]) + ", expected 0 to " +
-                                    std::to_string(setup.materials.size() - 1));
+                                        std::to_string(setup.materials.size() - 1));
     }
   }
 }
@@ -202,7 +204,8 @@ void validate_setup(const Setup& setup) {
   bool incompressible = false;
   for (std::size_t i = 0; i < setup.materials.size(); ++i) {
     check_material(setup.materials[i], indexed("materials", i));
-    incompressible = incompressible || setup.materials[i].kind == MaterialKind::incompressible_fluid;
+    incompressible =
+        incompressible || setup.materials[i].kind == MaterialKind::incompressible_fluid;
   }
   if (incompressible) {
     check(setup.materials.size() == 1, "materials",

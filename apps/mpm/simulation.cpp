@@ -299,7 +299,9 @@ struct FlagOutside {
 
 /// 1 for a particle that stays, 0 for one removed.
 struct Keeps {
-  AFEM_HOST_DEVICE std::int32_t operator()(std::uint8_t remove) const { return remove == 0 ? 1 : 0; }
+  AFEM_HOST_DEVICE std::int32_t operator()(std::uint8_t remove) const {
+    return remove == 0 ? 1 : 0;
+  }
 };
 
 /// Whether a particle's removal flag is set.
@@ -459,8 +461,9 @@ public:
     }
     return 1e-12 * density * std::pow(setup_.cell_size(), D);
   }
+  static constexpr std::ptrdiff_t faces = std::ptrdiff_t{2} * D;
   [[nodiscard]] bool has_open_face() const {
-    return std::any_of(setup_.boundaries.begin(), setup_.boundaries.begin() + 2 * D,
+    return std::any_of(setup_.boundaries.begin(), setup_.boundaries.begin() + faces,
                        [](Boundary b) { return b == Boundary::open; });
   }
 
@@ -633,7 +636,8 @@ void detail::SimulationState<D>::compact(memory::ArrayView<const std::uint8_t> r
   auto kept_values = memory::borrow_temporary<double>(*arena_, kept * D * D, "Mpm.removal");
   auto kept_indices = memory::borrow_temporary<std::int32_t>(*arena_, kept, "Mpm.removal");
   const auto keeps = thrust::make_transform_iterator(remove.begin(), detail::Keeps{});
-  thrust::exclusive_scan(policy, keeps, keeps + static_cast<std::ptrdiff_t>(n), slot.view().begin());
+  thrust::exclusive_scan(policy, keeps, keeps + static_cast<std::ptrdiff_t>(n),
+                         slot.view().begin());
   const auto move = [&](auto& buffer, std::size_t width) {
     using T = typename std::remove_reference_t<decltype(buffer)>::value_type;
     memory::ArrayView<T> scratch;
@@ -643,8 +647,8 @@ void detail::SimulationState<D>::compact(memory::ArrayView<const std::uint8_t> r
       scratch = kept_indices.view();
     }
     thrust::for_each_n(policy, thrust::counting_iterator<std::size_t>(0), n,
-                       detail::GatherKept<T>{remove, slot.view(), buffer.view().subview(0, n * width),
-                                             scratch, width});
+                       detail::GatherKept<T>{remove, slot.view(),
+                                             buffer.view().subview(0, n * width), scratch, width});
     thrust::copy(policy, scratch.begin(), scratch.end(), buffer.view().begin());
   };
   move(positions_, D);
@@ -755,17 +759,19 @@ void detail::SimulationOn<D, Spaces>::apply_grid_velocity(memory::ArrayView<cons
   const Setup& setup = this->setup_;
   detail::UpdateGrid<D> update{nodes_, mass_.dofs(), momentum, velocity_.dofs()};
   for (std::size_t d = 0; d < D; ++d) {
-    update.gravity_dt[static_cast<Eigen::Index>(d)] = with_gravity ? setup.gravity[d] * setup.dt : 0.0;
+    update.gravity_dt[static_cast<Eigen::Index>(d)] =
+        with_gravity ? setup.gravity[d] * setup.dt : 0.0;
     update.boundaries[2 * d] = setup.boundaries[2 * d];
     update.boundaries[2 * d + 1] = setup.boundaries[2 * d + 1];
   }
   update.min_mass = this->min_grid_mass();
   update.boundary_cells = setup.boundary_cells;
-  update.closed = !std::all_of(setup.boundaries.begin(), setup.boundaries.begin() + 2 * D,
-                               [](Boundary b) { return b == Boundary::open; });
+  update.closed =
+      !std::all_of(setup.boundaries.begin(), setup.boundaries.begin() + SimulationState<D>::faces,
+                   [](Boundary b) { return b == Boundary::open; });
   auto policy = memory::arena_policy(*this->arena_, "Mpm.thrust");
-  thrust::for_each_n(policy, thrust::counting_iterator<std::int32_t>(0),
-                     vector_space_.node_count(), update);
+  thrust::for_each_n(policy, thrust::counting_iterator<std::int32_t>(0), vector_space_.node_count(),
+                     update);
 }
 
 template <int D, class Spaces>
@@ -787,9 +793,9 @@ void detail::SimulationOn<D, Spaces>::grid_to_particle() {
   apply_grid_velocity(momentum.view(), false);
   fem::interpolate(particles.affine, quadrature_, detail::VelocityGradientAt{}, arena, velocity_);
   const Setup& setup = this->setup_;
-  detail::UpdateParticles<D> update{this->materials(), velocities.view(), particles.affine,
-                                    particles.positions, particles.velocities,
-                                    particles.deformation, setup.dt};
+  detail::UpdateParticles<D> update{
+      this->materials(),    velocities.view(),     particles.affine, particles.positions,
+      particles.velocities, particles.deformation, setup.dt};
   const double margin = setup.boundary_cells * setup.cell_size();
   for (std::size_t d = 0; d < D; ++d) {
     const bool low_open = setup.boundaries[2 * d] == Boundary::open;

@@ -39,7 +39,8 @@ protected:
   }
 };
 
-mpm::Setup scene_of(SceneKind kind, int dimension, int resolution, GridBasis basis = GridBasis::q1) {
+mpm::Setup scene_of(SceneKind kind, int dimension, int resolution,
+                    GridBasis basis = GridBasis::q1) {
   SceneOptions options;
   options.kind = kind;
   options.dimension = dimension;
@@ -302,7 +303,7 @@ TEST_F(MpmTest, StepsTakeNothingFromThePoolAfterWarmUp) {
 }
 
 mpm::Setup incompressible_scene(SceneKind kind, int resolution, int dimension = 2,
-                           GridBasis basis = GridBasis::q1) {
+                                GridBasis basis = GridBasis::q1) {
   SceneOptions options;
   options.kind = kind;
   options.resolution = resolution;
@@ -409,7 +410,8 @@ double relative_divergence(const mpm::Setup& scene, const ParticleState& particl
 
 /// The check above can fail: a grid velocity with one fluid node nudged reads far above 1e-7.
 template <int D>
-void expect_a_nudge_is_seen(const mpm::Setup& scene, const ParticleState& particles, GridState grid) {
+void expect_a_nudge_is_seen(const mpm::Setup& scene, const ParticleState& particles,
+                            GridState grid) {
   std::size_t heaviest = 0;
   for (std::size_t i = 0; i < grid.masses.size(); ++i) {
     heaviest = grid.masses[i] > grid.masses[heaviest] ? i : heaviest;
@@ -421,7 +423,8 @@ void expect_a_nudge_is_seen(const mpm::Setup& scene, const ParticleState& partic
 /// Checks B u of the simulation's projected grid velocity (call after update_grid()) against the
 /// recomputation above, and with `nudge` that the check can fail; returns the value seen.
 template <int D>
-double check_divergence(const mpm::Setup& scene, const Simulation<D>& simulation, int step, bool nudge) {
+double check_divergence(const mpm::Setup& scene, const Simulation<D>& simulation, int step,
+                        bool nudge) {
   const GridState grid = simulation.grid_state();
   const ParticleState particles = simulation.particles();
   const double divergence = relative_divergence<D>(scene, particles, grid);
@@ -560,7 +563,8 @@ TEST_F(MpmTest, IncompressibleStillWaterOnBSplinesStaysAtRest) {
 // allocations in turn. Every time the error is an OutOfMemory naming the label, the
 // particles are bitwise as before, the arena holds nothing, and a retry without the fault gives
 // the state of a run that never failed; once the objects are gone the pool holds nothing.
-void expect_steps_survive_every_fault(const mpm::Setup& scene, int warm_steps, int expected_min_faults) {
+void expect_steps_survive_every_fault(const mpm::Setup& scene, int warm_steps,
+                                      int expected_min_faults) {
   // Runs `steps` steps, then empties the arena's and the pool's caches.
   const auto advance = [](Simulation<2>& simulation, memory::Arena& arena, memory::Pool& pool,
                           int steps) {

@@ -36,9 +36,9 @@ mpm::Setup vibrating_bar(int resolution) {
   options.walls = false;
   mpm::Setup scene = make_scene(options);
   scene.materials[0] = Material{.kind = MaterialKind::elastic,
-                            .density = 1000.0,
-                            .youngs_modulus = 1.0e5,
-                            .poisson_ratio = 0.0};
+                                .density = 1000.0,
+                                .youngs_modulus = 1.0e5,
+                                .poisson_ratio = 0.0};
   scene.dt = 0.4 * scene.cell_size() / scene.materials[0].wave_speed();
   const double spacing = scene.cell_size() / 2.0;
   const auto along = static_cast<int>(std::lround(bar_length / spacing));
@@ -51,8 +51,8 @@ mpm::Setup vibrating_bar(int resolution) {
       const double x = bar_start + (i + 0.5) * spacing;
       scene.particles.positions.push_back(x);
       scene.particles.positions.push_back(bar_bottom + (j + 0.5) * spacing);
-      scene.particles.velocities.push_back(bar_speed *
-                                 std::cos(std::numbers::pi * (x - bar_start) / bar_length));
+      scene.particles.velocities.push_back(
+          bar_speed * std::cos(std::numbers::pi * (x - bar_start) / bar_length));
       scene.particles.velocities.push_back(0.0);
       scene.particles.volumes.push_back(spacing * spacing);
     }
@@ -77,7 +77,8 @@ protected:
     const std::size_t n = scene.particles.volumes.size();
     std::vector<double> shape(n);
     for (std::size_t p = 0; p < n; ++p) {
-      shape[p] = std::cos(std::numbers::pi * (scene.particles.positions[2 * p] - bar_start) / bar_length);
+      shape[p] =
+          std::cos(std::numbers::pi * (scene.particles.positions[2 * p] - bar_start) / bar_length);
     }
     const auto amplitude = [&] {
       const ParticleState state = simulation.particles();

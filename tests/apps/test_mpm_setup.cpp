@@ -24,8 +24,8 @@ namespace afem::apps::mpm {
 namespace {
 
 /// A block of particles, 2 x 2 per cell, filling [lower, upper] of a 2D setup, at rest.
-ParticleBatch block(const mpm::Setup& setup, std::array<double, 2> lower, std::array<double, 2> upper,
-                    std::int32_t material = 0) {
+ParticleBatch block(const mpm::Setup& setup, std::array<double, 2> lower,
+                    std::array<double, 2> upper, std::int32_t material = 0) {
   ParticleBatch batch;
   const double spacing = setup.cell_size() / 2.0;
   for (double y = lower[1] + 0.5 * spacing; y < upper[1]; y += spacing) {
@@ -44,11 +44,10 @@ mpm::Setup two_materials() {
   mpm::Setup setup;
   setup.extent = {2.0, 1.0, 1.0};
   setup.resolution = 32;
-  setup.materials = {Material{},
-                     Material{.kind = MaterialKind::elastic,
-                              .density = 1000.0,
-                              .youngs_modulus = 5.0e5,
-                              .poisson_ratio = 0.3}};
+  setup.materials = {Material{}, Material{.kind = MaterialKind::elastic,
+                                          .density = 1000.0,
+                                          .youngs_modulus = 5.0e5,
+                                          .poisson_ratio = 0.3}};
   setup.particles = block(setup, {0.3, 0.2}, {0.7, 0.5}, 0);
   const ParticleBatch elastic = block(setup, {1.2, 0.3}, {1.5, 0.6}, 1);
   setup.particles.positions.insert(setup.particles.positions.end(), elastic.positions.begin(),
@@ -115,8 +114,8 @@ TEST(MpmSetup, EveryBadFieldIsNamed) {
     mpm::Setup setup = good;
     change(setup);
     const std::string message = error_of([&] { validate_setup(setup); });
-    EXPECT_NE(message.find(field), std::string::npos) << "expected " << field << ", got '"
-                                                      << message << "'";
+    EXPECT_NE(message.find(field), std::string::npos)
+        << "expected " << field << ", got '" << message << "'";
   };
   refused([](mpm::Setup& s) { s.dimension = 4; }, "Setup.dimension");
   refused([](mpm::Setup& s) { s.extent[1] = 1.01; }, "Setup.extent[1]");
@@ -126,12 +125,10 @@ TEST(MpmSetup, EveryBadFieldIsNamed) {
   refused([](mpm::Setup& s) { s.boundary_cells = 0; }, "Setup.boundary_cells");
   refused([](mpm::Setup& s) { s.materials.clear(); }, "Setup.materials");
   refused([](mpm::Setup& s) { s.materials[1].density = 0.0; }, "Setup.materials[1].density");
-  refused([](mpm::Setup& s) { s.materials[0].poisson_ratio = 0.5; }, "Setup.materials[0].poisson_ratio");
-  refused(
-      [](mpm::Setup& s) {
-        s.materials[0].kind = MaterialKind::incompressible_fluid;
-      },
-      "an incompressible fluid is the only material");
+  refused([](mpm::Setup& s) { s.materials[0].poisson_ratio = 0.5; },
+          "Setup.materials[0].poisson_ratio");
+  refused([](mpm::Setup& s) { s.materials[0].kind = MaterialKind::incompressible_fluid; },
+          "an incompressible fluid is the only material");
   refused(
       [](mpm::Setup& s) {
         s.materials = {Material{.kind = MaterialKind::incompressible_fluid, .density = 1000.0}};
@@ -146,7 +143,8 @@ TEST(MpmSetup, EveryBadFieldIsNamed) {
   refused([](mpm::Setup& s) { s.particles.materials[7] = 2; }, "Setup.particles.materials[7]");
   refused([](mpm::Setup& s) { s.particles.volumes[4] = 0.0; }, "Setup.particles.volumes[4]");
   refused([](mpm::Setup& s) { s.particles.velocities.pop_back(); }, "Setup.particles.velocities");
-  refused([](mpm::Setup& s) { s.particles.volume_ratios = {1.0}; }, "Setup.particles.volume_ratios");
+  refused([](mpm::Setup& s) { s.particles.volume_ratios = {1.0}; },
+          "Setup.particles.volume_ratios");
 }
 
 TEST_F(MpmSetupTest, TheConstructorRefusesABadSetupAndTakesNothing) {
@@ -156,8 +154,9 @@ TEST_F(MpmSetupTest, TheConstructorRefusesABadSetupAndTakesNothing) {
   const std::string message = error_of([&] { Simulation<2>(setup, *pool_, *arena_); });
   EXPECT_NE(message.find("Setup.particles.materials[0]"), std::string::npos) << message;
   EXPECT_EQ(pool_->stats().live_bytes, live);
-  EXPECT_NE(error_of([&] { Simulation<3>(two_materials(), *pool_, *arena_); })
-                .find("Setup.dimension is 2"),
+  EXPECT_NE(error_of([&] {
+              Simulation<3>(two_materials(), *pool_, *arena_);
+            }).find("Setup.dimension is 2"),
             std::string::npos);
 }
 
@@ -167,8 +166,8 @@ TEST_F(MpmSetupTest, EachParticleTakesItsMaterialsDensityAndTheGridMassIsConserv
   const ParticleState state = simulation.particles();
   double expected = 0.0;
   for (std::size_t p = 0; p < state.masses.size(); ++p) {
-    const double density = setup.materials[static_cast<std::size_t>(setup.particles.materials[p])]
-                               .density;
+    const double density =
+        setup.materials[static_cast<std::size_t>(setup.particles.materials[p])].density;
     EXPECT_EQ(state.masses[p], density * setup.particles.volumes[p]) << "particle " << p;
     expected += state.masses[p];
   }
@@ -368,8 +367,7 @@ TEST_F(MpmSetupTest, AnExternalForceAddsItsImpulse) {
 /// Every 50 steps, when there is room, `emitted` (if not empty) is added.
 template <int D>
 void expect_a_resumed_run_is_the_same(const mpm::Setup& setup, int first, int second,
-                                      const std::string& path,
-                                      const ParticleBatch& emitted = {}) {
+                                      const std::string& path, const ParticleBatch& emitted = {}) {
   const auto advance = [&](Simulation<D>& simulation, int steps) {
     for (int s = 0; s < steps; ++s) {
       if (emitted.count() > 0 && simulation.steps_taken() % 50 == 0 &&
