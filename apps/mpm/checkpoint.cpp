@@ -42,6 +42,9 @@ public:
   }
   template <class T>
   void array(const std::vector<T>& values) {
+    if (values.empty()) {
+      return;
+    }
     const auto* bytes = reinterpret_cast<const char*>(values.data());
     bytes_.insert(bytes_.end(), bytes, bytes + values.size() * sizeof(T));
   }
@@ -75,6 +78,9 @@ private:
   void take(void* destination, std::size_t bytes, const char* what) {
     if (bytes > bytes_.size() - offset_) {
       truncated(what);
+    }
+    if (bytes == 0) {
+      return;  // an empty array's data() may be null
     }
     std::memcpy(destination, bytes_.data() + offset_, bytes);
     offset_ += bytes;
