@@ -36,9 +36,12 @@ if nvidia-smi -L >/dev/null 2>&1; then
   ctest --test-dir build/cuda --output-on-failure -j "$jobs"
 else
   # Nothing to run it on: check that every CUDA translation unit compiles and links for sm_80 and
-  # sm_90, with nvcc's fast-compile mode for device code (a third less time; the host code, and
-  # its warnings, as in the full build).
-  cmake --preset cuda -DCMAKE_CUDA_FLAGS_RELEASE="-O3 -DNDEBUG -Ofc=max" >/dev/null
+  # sm_90, with nvcc's fast-compile mode for device code and host code at -O1 (GCC's
+  # maybe-uninitialized, which depends on the optimisation level and misfires on CUB's dispatch at
+  # -O1, is left to the full build). About 40 % less time than the full build.
+  cmake --preset cuda \
+    -DCMAKE_CUDA_FLAGS_RELEASE="-O1 -DNDEBUG -Ofc=max -Xcompiler=-Wno-maybe-uninitialized" \
+    >/dev/null
   cmake --build --preset cuda -j "$jobs"
   echo "no GPU here: the CUDA build was compiled and linked (fast-compile), not run"
 fi

@@ -222,7 +222,9 @@ void write_checkpoint(const std::string& path, const Checkpoint& checkpoint) {
   {
     std::ofstream file(partial, std::ios::binary | std::ios::trunc);
     file.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+    file.close();  // flushes: a full disk shows here
     if (!file) {
+      std::remove(partial.c_str());
       throw Error("write_checkpoint: cannot write " + partial);
     }
   }

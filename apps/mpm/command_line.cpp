@@ -33,7 +33,8 @@ void print_help(const Program& program) {
       "  --out DIR                 write particle (.vtp) and grid (.vtu) frames and the\n"
       "                            ParaView collections particles.pvd, grid.pvd into DIR\n"
       "  --every N                 steps between frames (default 100)\n"
-      "  --checkpoint-every N      write the whole state every N steps to\n"
+      "  --checkpoint-every N      write the whole state every N steps (counted from the\n"
+      "                            start of the run, restarts included) to\n"
       "                            DIR/checkpoint.afem (--out DIR), else ./checkpoint.afem\n"
       "  --restart FILE            resume the run saved in FILE (its setup replaces the scene\n"
       "                            flags; --steps counts the steps after it)\n"
@@ -95,7 +96,7 @@ void run(const Setup& setup, const std::optional<Checkpoint>& resume, const Comm
     if (frames && s % options.every == 0) {
       frames->write(simulation);
     }
-    if (options.checkpoint_every > 0 && s % options.checkpoint_every == 0) {
+    if (options.checkpoint_every > 0 && simulation.steps_taken() % options.checkpoint_every == 0) {
       simulation.save_checkpoint(checkpoint_path(options));
       last_checkpoint = simulation.steps_taken();
     }

@@ -147,7 +147,8 @@ void check_particles(const Setup& setup, const ParticleBatch& batch, const char*
     for (std::size_t d = 0; d < dim; ++d) {
       const double x = batch.positions[p * dim + d];
       const double low = setup.origin[d];
-      const double high = setup.origin[d] + setup.extent[d];
+      // The grid's end: a whole number of cells, which may fall an ulp short of the extent.
+      const double high = setup.origin[d] + setup.cells(static_cast<int>(d)) * setup.cell_size();
       if (!(x >= low && x <= high)) {
         fail(indexed("positions", p), "coordinate " + std::to_string(d) + " is " + number(x) +
                                           ", outside the domain box [" + number(low) + ", " +
@@ -178,6 +179,10 @@ void validate_setup(const Setup& setup) {
   const auto dim = static_cast<std::size_t>(setup.dimension);
   check(setup.resolution >= 4, "resolution",
         std::to_string(setup.resolution) + ", expected at least 4 cells along x");
+  check(setup.boundary_cells >= 1 && setup.boundary_cells <= setup.resolution, "boundary_cells",
+        std::to_string(setup.boundary_cells) + ", expected at least 1 (and fewer than the cells)");
+  check(setup.basis == GridBasis::q1 || setup.basis == GridBasis::bspline2, "basis",
+        "not a GridBasis value");
   double cells = 1.0;
   for (std::size_t d = 0; d < dim; ++d) {
     check(std::isfinite(setup.origin[d]), indexed("origin", d), "is not finite");
@@ -191,18 +196,24 @@ void validate_setup(const Setup& setup) {
               " m (extent[0] / resolution); expected a whole number of at least 4");
     cells *= std::round(along);
     check(std::isfinite(setup.gravity[d]), indexed("gravity", d), "is not finite");
-    check(2 * setup.boundary_cells + 2 <= std::lround(along), "boundary_cells",
+    check(2 * std::int64_t{setup.boundary_cells} + 2 <= std::llround(along), "boundary_cells",
           std::to_string(setup.boundary_cells) + " layers along each face leave no cells inside " +
               "along axis " + std::to_string(d));
   }
   check(cells < static_cast<double>(std::numeric_limits<std::int32_t>::max()), "resolution",
         number(cells) + " cells in all, expected fewer than 2^31");
-  check(setup.boundary_cells >= 1, "boundary_cells",
-        std::to_string(setup.boundary_cells) + ", expected at least 1");
+  for (std::size_t f = 0; f < 2 * dim; ++f) {
+    const auto code = static_cast<int>(setup.boundaries[f]);
+    check(code >= 0 && code <= 2, indexed("boundaries", f),
+          std::to_string(code) + " is not a Boundary value");
+  }
 
   check(!setup.materials.empty(), "materials", "is empty, expected at least one material");
   bool incompressible = false;
   for (std::size_t i = 0; i < setup.materials.size(); ++i) {
+    const auto kind = static_cast<int>(setup.materials[i].kind);
+    check(kind >= 0 && kind <= 3, indexed("materials", i) + ".kind",
+          std::to_string(kind) + " is not a MaterialKind value");
     check_material(setup.materials[i], indexed("materials", i));
     incompressible =
         incompressible || setup.materials[i].kind == MaterialKind::incompressible_fluid;
@@ -224,6 +235,8 @@ void validate_setup(const Setup& setup) {
   check(setup.capacity == 0 || setup.capacity >= setup.particles.count(), "capacity",
         std::to_string(setup.capacity) + " is below the " +
             std::to_string(setup.particles.count()) + " initial particles");
+  check(setup.particle_capacity() < std::numeric_limits<std::int32_t>::max(), "particles",
+        std::to_string(setup.particles.count()) + " particles, expected fewer than 2^31 - 1");
   check(setup.particle_capacity() > 0, "capacity",
         "0 with no initial particles; set a capacity to add particles later");
   check_particles(setup, setup.particles, "Setup.particles");

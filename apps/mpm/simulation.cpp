@@ -183,7 +183,7 @@ struct UpdateGrid {
   memory::ArrayView<const double> mass;
   memory::ArrayView<const double> momentum;
   memory::ArrayView<double> velocity;
-  Vector<D> gravity_dt = Vector<D>::Zero();
+  double gravity_dt[D] = {};
   double min_mass = 0.0;
   Boundary boundaries[2 * D] = {};
   int boundary_cells = 2;
@@ -194,9 +194,8 @@ struct UpdateGrid {
     Vector<D> v = Vector<D>::Zero();
     if (m > min_mass) {
       for (int d = 0; d < D; ++d) {
-        v[d] = momentum[n * D + static_cast<std::size_t>(d)] / m;
+        v[d] = momentum[n * D + static_cast<std::size_t>(d)] / m + gravity_dt[d];
       }
-      v += gravity_dt;
     }
     if (closed && m > min_mass) {  // the faces only ever zero components: nothing to do at rest
       double at[D];
@@ -560,6 +559,9 @@ detail::SimulationState<D>::SimulationState(const Setup& setup, memory::Pool& po
       forces_(setup.external_forces
                   ? memory::borrow_temporary<double>(pool, capacity() * D, "Mpm.forces")
                   : memory::Temporary<double>{}) {
+  AFEM_EXPECTS(step_arena.stream() == pool.stream(),
+               "Simulation: the step arena and the pool run on different streams; give the "
+               "arena the pool's stream");
   add_particles(setup.particles);
 }
 
@@ -759,8 +761,7 @@ void detail::SimulationOn<D, Spaces>::apply_grid_velocity(memory::ArrayView<cons
   const Setup& setup = this->setup_;
   detail::UpdateGrid<D> update{nodes_, mass_.dofs(), momentum, velocity_.dofs()};
   for (std::size_t d = 0; d < D; ++d) {
-    update.gravity_dt[static_cast<Eigen::Index>(d)] =
-        with_gravity ? setup.gravity[d] * setup.dt : 0.0;
+    update.gravity_dt[d] = with_gravity ? setup.gravity[d] * setup.dt : 0.0;
     update.boundaries[2 * d] = setup.boundaries[2 * d];
     update.boundaries[2 * d + 1] = setup.boundaries[2 * d + 1];
   }
@@ -849,6 +850,11 @@ Checkpoint detail::SimulationState<D>::checkpoint() {
 
 /// The first field in which two resolved setups differ ("" when none does).
 inline std::string first_difference(const Setup& a, const Setup& b) {
+  const auto used = static_cast<std::size_t>(a.dimension);
+  const auto same_used = [used](const auto& x, const auto& y, std::size_t per_axis) {
+    return std::equal(x.begin(), x.begin() + static_cast<std::ptrdiff_t>(used * per_axis),
+                      y.begin());
+  };
   const auto same_material = [](const Material& x, const Material& y) {
     return x.kind == y.kind && x.density == y.density && x.youngs_modulus == y.youngs_modulus &&
            x.poisson_ratio == y.poisson_ratio &&
@@ -857,12 +863,12 @@ inline std::string first_difference(const Setup& a, const Setup& b) {
   };
   const std::pair<bool, const char*> fields[] = {
       {a.dimension == b.dimension, "dimension"},
-      {a.origin == b.origin, "origin"},
-      {a.extent == b.extent, "extent"},
+      {same_used(a.origin, b.origin, 1), "origin"},
+      {same_used(a.extent, b.extent, 1), "extent"},
       {a.resolution == b.resolution, "resolution"},
       {a.basis == b.basis, "basis"},
-      {a.gravity == b.gravity, "gravity"},
-      {a.boundaries == b.boundaries, "boundaries"},
+      {same_used(a.gravity, b.gravity, 1), "gravity"},
+      {same_used(a.boundaries, b.boundaries, 2), "boundaries"},
       {a.boundary_cells == b.boundary_cells, "boundary_cells"},
       {a.materials.size() == b.materials.size() &&
            std::equal(a.materials.begin(), a.materials.end(), b.materials.begin(), same_material),
@@ -897,11 +903,25 @@ void detail::SimulationState<D>::restore(const Checkpoint& saved) {
                    saved.pressure.size() == pressure().size(),
                "restore: the checkpoint's arrays disagree with its " + std::to_string(n) +
                    " particles or with this simulation's grid");
+  // Particles as check_particles() accepts them; outside the box only where a face is open (they
+  // left in the step before the checkpoint and go at the next one).
+  const auto grid = grid_.view();
   for (std::size_t p = 0; p < n; ++p) {
     AFEM_EXPECTS(saved.materials[p] >= 0 &&
                      static_cast<std::size_t>(saved.materials[p]) < setup_.materials.size(),
                  "restore: particle " + std::to_string(p) + " names material " +
                      std::to_string(saved.materials[p]));
+    AFEM_EXPECTS(std::isfinite(saved.volumes[p]) && saved.volumes[p] > 0.0,
+                 "restore: particle " + std::to_string(p) + " has volume " +
+                     std::to_string(saved.volumes[p]));
+    typename Grid::View::Point x;
+    for (int d = 0; d < D; ++d) {
+      x[d] = saved.positions[p * D + static_cast<std::size_t>(d)];
+    }
+    std::int32_t cell = -1;
+    typename Grid::View::Coords xi;
+    AFEM_EXPECTS(grid.locate(x, cell, xi) || (has_open_face() && x.allFinite()),
+                 "restore: particle " + std::to_string(p) + " lies outside the grid");
   }
   // Everything is checked: from here on nothing throws but a device failure.
   const memory::Stream& stream = pool_->stream();

@@ -40,7 +40,9 @@ struct ParticleState {
 /// positions, velocities and forces, D x D row-major for the affine velocity C and the
 /// deformation gradient F. The views stay valid until the particle count changes (a step that
 /// removes particles leaving through an open face, add_particles, remove_particles,
-/// load_checkpoint) or the simulation is destroyed; write them between steps only.
+/// load_checkpoint) or the simulation is destroyed. Write them between steps only, keep positions
+/// inside the domain box (a particle past an open face is removed at the next step) and material
+/// indices in range.
 struct ParticleViews {
   memory::ArrayView<double> positions;
   memory::ArrayView<double> velocities;
@@ -87,8 +89,10 @@ class SimulationState;
 /// vector forms read it with D components) and the PicQuadrature over it; all are sized at
 /// construction for every cell and for the capacity, so the per-step rebuilds through
 /// replace_owned reuse the same blocks while particles come and go, and all are released when the
-/// simulation is destroyed. Scratch comes from `step_arena`, which step() resets when it returns:
-/// it is the simulation's per-step arena. After the first step a step takes nothing from the pool.
+/// simulation is destroyed. Scratch comes from `step_arena` (on the pool's stream), which step()
+/// resets when it returns: it is the simulation's per-step arena. A step's scratch grows with the
+/// particle count: once the run has held its largest count (after the first two steps when the
+/// count does not change), a step takes nothing from the pool.
 template <int D>
 class Simulation {
 public:
@@ -125,8 +129,8 @@ public:
   [[nodiscard]] double time() const;
   /// Cells that held particles at the last rebin().
   [[nodiscard]] std::int32_t active_cell_count() const;
-  /// Particles outside the grid at the last rebin(): 0, as rebin() first removes those that left;
-  /// reads one value back from the device.
+  /// Particles outside the grid at the last rebin() (with an open face, 0: rebin() first removes
+  /// those that left); reads one value back from the device.
   [[nodiscard]] std::int32_t outside_count() const;
   /// The last pressure solve of the incompressible fluid (zeros for other materials).
   [[nodiscard]] PressureSolve pressure_solve() const;
@@ -142,12 +146,13 @@ public:
 
   /// Appends `batch` after the current particles (zero affine velocity and force, deformation
   /// J^(1/D) I). Throws afem::Error, changing nothing, when check_particles() refuses the batch or
-  /// it would take the count past the capacity. Uses the step arena's scratch; call it between
-  /// steps.
+  /// it would take the count past the capacity. Call it between steps: it resets the step arena
+  /// (handles borrowed from it go stale).
   void add_particles(const ParticleBatch& batch);
   /// Removes the particles whose entry in `remove` is not 0 (one per particle, in the pool's
-  /// memory), keeping the others in their order. Throws afem::Error, changing nothing, when
-  /// `remove` does not hold particle_count() entries.
+  /// memory, not the step arena's), keeping the others in their order. Throws afem::Error, changing
+  /// nothing, when `remove` does not hold particle_count() entries. Call it between steps: it
+  /// resets the step arena.
   void remove_particles(memory::ArrayView<const std::uint8_t> remove);
 
   /// Writes the whole state (setup, step count, particles, the pressure solve's warm start) to

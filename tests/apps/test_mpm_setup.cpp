@@ -479,6 +479,17 @@ TEST_F(MpmSetupTest, ABadCheckpointIsRefusedAndChangesNothing) {
   EXPECT_NE(message.find("Setup.dimension differs"), std::string::npos) << message;
   expect_same_state(simulation.particles(), state);
 
+  // A checkpoint whose file is sound but whose particles are not: refused by restore().
+  Checkpoint outside = read_checkpoint(path);
+  outside.positions[0] = 5.0;  // the box is closed: the particle could not be there
+  EXPECT_NE(error_of([&] { simulation.restore(outside); }).find("lies outside the grid"),
+            std::string::npos);
+  Checkpoint weightless = read_checkpoint(path);
+  weightless.volumes[3] = 0.0;
+  EXPECT_NE(error_of([&] { simulation.restore(weightless); }).find("particle 3 has volume 0"),
+            std::string::npos);
+  expect_same_state(simulation.particles(), state);
+
   // The good one loads.
   simulation.load_checkpoint(path);
   EXPECT_EQ(simulation.steps_taken(), 5);

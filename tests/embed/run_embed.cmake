@@ -32,8 +32,10 @@ set(flags "")
 if(SANITIZE)
   set(flags "-fsanitize=${SANITIZE} -fno-omit-frame-pointer")
 endif()
+string(TOUPPER "${BUILD_TYPE}" config)
 run(${CMAKE_COMMAND} -S ${SOURCE_DIR} -B ${work}/build -G ${GENERATOR}
     -DCMAKE_BUILD_TYPE=${BUILD_TYPE} -DCMAKE_CXX_COMPILER=${CXX_COMPILER}
+    "-DCMAKE_CXX_FLAGS_${config}=${CONFIG_FLAGS}"
     -DCMAKE_PREFIX_PATH=${work}/prefix -DCMAKE_CXX_FLAGS=${flags}
     -DREADME_EXAMPLE=${work}/readme_mpm.cpp)
 run(${CMAKE_COMMAND} --build ${work}/build)
