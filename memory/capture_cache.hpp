@@ -292,6 +292,8 @@ public:
   }
   [[nodiscard]] const CaptureStats& stats() const noexcept { return stats_; }
   [[nodiscard]] const CaptureOptions& options() const noexcept { return options_; }
+  /// The scratch bytes of entries captured from now on (entries held keep theirs).
+  void set_scratch_bytes(std::size_t bytes) noexcept { options_.scratch_bytes = bytes; }
 
 private:
   struct Slot {

@@ -63,14 +63,17 @@ private:
 
 /// The Thrust execution policy of this build's device backend (OpenMP on the CPU build, CUDA on
 /// the arena's stream in the CUDA build) with its scratch drawn from `arena`. Pass it as the first
-/// argument of thrust::sort, exclusive_scan, reduce_by_key and the like.
+/// argument of thrust::sort, exclusive_scan, reduce_by_key and the like. On CUDA an algorithm does
+/// not synchronize the stream when it returns (so that a step can be captured into a graph):
+/// results are ordered on the stream, and the host reads them through copy_to_host and a stream
+/// synchronize, as everywhere here; algorithms that return a value (reduce, count) still wait.
 [[nodiscard]] inline auto arena_policy(Arena& arena, std::string_view label = "thrust.scratch") {
   AFEM_EXPECTS(arena.device().is_cuda() == has_cuda,
                "arena_policy: arena '" + std::string(arena.name()) + "' holds " +
                    arena.device().name() + " memory; this build's Thrust backend runs on " +
                    (has_cuda ? "CUDA" : "the CPU") + " and needs an arena of that memory");
 #if AFEM_HAS_CUDA
-  return thrust::cuda::par(ArenaThrustAllocator(arena, label))
+  return thrust::cuda::par_nosync(ArenaThrustAllocator(arena, label))
       .on(static_cast<cudaStream_t>(arena.stream().native_handle()));
 #else
   return thrust::device(ArenaThrustAllocator(arena, label));

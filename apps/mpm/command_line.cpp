@@ -38,6 +38,9 @@ void print_help(const Program& program) {
       "                            DIR/checkpoint.afem (--out DIR), else ./checkpoint.afem\n"
       "  --restart FILE            resume the run saved in FILE (its setup replaces the scene\n"
       "                            flags; --steps counts the steps after it)\n"
+      "  --capture                 run each step as a captured step (a CUDA graph on a GPU,\n"
+      "                            the recorded launch list on the CPU) over every cell;\n"
+      "                            the particles come out bitwise as without it\n"
       "  --memory-report           print the pool's and the step arena's memory at the end\n"
       "  --help                    this text\n",
       program.name, program.summary, program.name, scene_flags_help());
@@ -72,6 +75,9 @@ template <int D>
 void run(const Setup& setup, const std::optional<Checkpoint>& resume, const CommandLine& options,
          memory::Pool& pool, memory::Arena& arena) {
   Simulation<D> simulation(setup, pool, arena);
+  if (options.capture) {
+    simulation.set_step_mode(StepMode::captured);
+  }
   if (resume) {
     simulation.restore(*resume);
     std::printf("resumed %s at step %lld, t = %.4f s\n", options.restart.c_str(),
@@ -129,6 +135,16 @@ void run(const Setup& setup, const std::optional<Checkpoint>& resume, const Comm
   if (last_checkpoint >= 0) {
     std::printf("checkpoint of step %lld in %s (resume with --restart)\n",
                 static_cast<long long>(last_checkpoint), checkpoint_path(options).c_str());
+  }
+  if (options.capture) {
+    const CaptureReport captured = simulation.capture_report();
+    std::printf("captured steps: %llu captures (%llu recaptures), %llu replays, %llu sizing steps, "
+                "%s retained\n",
+                static_cast<unsigned long long>(captured.captures),
+                static_cast<unsigned long long>(captured.recaptures),
+                static_cast<unsigned long long>(captured.replays),
+                static_cast<unsigned long long>(captured.sizing_steps),
+                memory::format_bytes(captured.retained_bytes).c_str());
   }
   if (options.memory_report) {
     print_memory_report(pool, arena);

@@ -54,6 +54,10 @@ CommandLine parse_command_line(std::span<const std::string_view> arguments,
       options.memory_report = true;
       continue;
     }
+    if (flag == "--capture") {
+      options.capture = true;
+      continue;
+    }
     if (i + 1 >= arguments.size()) {
       throw Error(std::string(program.name) + ": " + std::string(flag) +
                   " needs a value (see --help)");

@@ -34,6 +34,7 @@
 #include "fem/space_restriction.hpp"
 #include "geometry/grid.hpp"
 #include "geometry/partition.hpp"
+#include "memory/capture_cache.hpp"
 #include "memory/copy.hpp"
 #include "memory/error.hpp"
 #include "memory/thrust_allocator.hpp"
@@ -435,6 +436,12 @@ public:
   virtual ~SimulationState() = default;
 
   virtual void rebin() = 0;
+  /// Locates and bins the particles into the cells selected before, without selecting cells
+  /// (the captured step's rebin: no device-to-host read).
+  virtual void bin_particles() = 0;
+  /// Selects every cell of the grid as active (the captured step's fixed shape) and restricts
+  /// the spaces to them; reads counts back, so it runs outside captures.
+  virtual void select_all_cells() = 0;
   virtual void particle_to_grid() = 0;
   virtual void update_grid() = 0;
   virtual void grid_to_particle() = 0;
@@ -474,6 +481,25 @@ public:
   [[nodiscard]] Checkpoint checkpoint();
   void restore(const Checkpoint& checkpoint);
 
+  /// The fixed-shape step on the current arena: bin, particle_to_grid, update_grid,
+  /// grid_to_particle (every cell selected before).
+  void fixed_step() {
+    bin_particles();
+    particle_to_grid();
+    update_grid();
+    grid_to_particle();
+  }
+  /// One step through the capture cache (StepMode::captured).
+  void captured_step();
+  /// Releases every captured step (they refer to the binning a direct step replaces).
+  void release_captures() noexcept {
+    if (captures_) {
+      captures_->clear();
+    }
+    captured_count_ = -1;
+    all_cells_ = false;
+  }
+
   Setup setup_;
   memory::Pool* pool_;
   memory::Arena* arena_;
@@ -491,6 +517,17 @@ public:
   memory::Temporary<std::int32_t> materials_;
   memory::Temporary<double> forces_;
   ProjectionResult pressure_solve_;
+  StepMode step_mode_ = StepMode::direct;
+  /// The captured step (one entry, key 0, captured for captured_count_ particles).
+  std::unique_ptr<memory::CaptureCache<int>> captures_;
+  std::int32_t captured_count_ = -1;
+  /// Scratch bytes a captured step reserves: the step arena's peak after a sizing step.
+  std::size_t capture_scratch_bytes_ = 0;
+  /// The most particles a sizing step ran with (-1: none yet).
+  std::int32_t sized_count_ = -1;
+  std::uint64_t sizing_steps_ = 0;
+  /// Whether every cell is selected (the captured step's shape) rather than the active ones.
+  bool all_cells_ = false;
 };
 
 /// The step on the grid spaces `Spaces` (Q1Spaces or BSplineSpaces).
@@ -504,7 +541,15 @@ public:
                 "the vector forms read the scalar space's restriction: the spaces share nodes");
 
   SimulationOn(const Setup& setup, memory::Pool& pool, memory::Arena& step_arena);
+  /// Releases the captured step first: its recording refers to the members below.
+  ~SimulationOn() override { this->release_captures(); }
+  SimulationOn(const SimulationOn&) = delete;
+  SimulationOn& operator=(const SimulationOn&) = delete;
+  SimulationOn(SimulationOn&&) = delete;
+  SimulationOn& operator=(SimulationOn&&) = delete;
   void rebin() override;
+  void bin_particles() override;
+  void select_all_cells() override;
   void particle_to_grid() override;
   void update_grid() override;
   void grid_to_particle() override;
@@ -704,6 +749,7 @@ detail::SimulationOn<D, Spaces>::SimulationOn(const Setup& setup, memory::Pool& 
 template <int D, class Spaces>
 void detail::SimulationOn<D, Spaces>::rebin() {
   memory::Arena& arena = *this->arena_;
+  this->release_captures();
   if (this->has_open_face()) {
     this->remove_outside();
   }
@@ -723,6 +769,24 @@ void detail::SimulationOn<D, Spaces>::rebin() {
   }
   scalar_restriction_.rebuild(arena);
   quadrature_.bin(std::move(located), arena);
+}
+
+template <int D, class Spaces>
+void detail::SimulationOn<D, Spaces>::bin_particles() {
+  memory::Arena& arena = *this->arena_;
+  const auto views = this->views();
+  quadrature_.bin(quadrature_.locate(views.positions, views.volumes, arena), arena);
+}
+
+template <int D, class Spaces>
+void detail::SimulationOn<D, Spaces>::select_all_cells() {
+  memory::Arena& arena = *this->arena_;
+  auto mask = memory::borrow_temporary<std::uint8_t>(
+      arena, static_cast<std::size_t>(this->grid_.cell_count()), "Mpm.active_mask");
+  auto policy = memory::arena_policy(arena, "Mpm.thrust");
+  thrust::fill(policy, mask.view().begin(), mask.view().end(), std::uint8_t{1});
+  active_partition_.select_mask(mask.view(), arena);
+  scalar_restriction_.rebuild(arena);
 }
 
 template <int D, class Spaces>
@@ -807,6 +871,48 @@ void detail::SimulationOn<D, Spaces>::grid_to_particle() {
   }
   auto policy = memory::arena_policy(arena, "Mpm.thrust");
   thrust::for_each_n(policy, thrust::counting_iterator<std::size_t>(0), n, update);
+}
+
+template <int D>
+void detail::SimulationState<D>::captured_step() {
+  if (has_open_face()) {
+    remove_outside();
+  }
+  if (!all_cells_) {
+    release_captures();
+    select_all_cells();
+    all_cells_ = true;
+  }
+  if (particle_count_ > sized_count_) {
+    // A sizing step: the fixed-shape step runs directly, and the step arena's peak sizes the
+    // scratch of the captures that follow (a capture cannot grow its scratch once recorded).
+    release_captures();
+    all_cells_ = true;
+    fixed_step();
+    const std::size_t peak = arena_->stats().peak_used_bytes;
+    capture_scratch_bytes_ = std::max(capture_scratch_bytes_, peak + peak / 8);
+    captures_->set_scratch_bytes(capture_scratch_bytes_);
+    sized_count_ = particle_count_;
+    ++sizing_steps_;
+    return;
+  }
+  if (captured_count_ != particle_count_) {
+    captures_->erase(0);
+  }
+  captured_count_ = particle_count_;
+  captures_->run(0, pool_->stream(), {}, {}, [this](memory::CaptureRecorder& recorder) {
+    memory::Arena& scratch = recorder.scratch();
+    recorder.launch([this, &scratch](const memory::Stream&) {
+      memory::Arena* const step_arena = std::exchange(arena_, &scratch);
+      try {
+        fixed_step();
+      } catch (...) {
+        arena_ = step_arena;
+        throw;
+      }
+      arena_ = step_arena;
+    });
+  });
 }
 
 template <int D>
@@ -972,11 +1078,53 @@ Simulation<D>::~Simulation() = default;
 template <int D>
 void Simulation<D>::step() {
   const memory::ArenaScope scope(*state_->arena_);
-  state_->rebin();
-  state_->particle_to_grid();
-  state_->update_grid();
-  state_->grid_to_particle();
+  if (state_->step_mode_ == StepMode::captured) {
+    state_->captured_step();
+  } else {
+    state_->rebin();
+    state_->particle_to_grid();
+    state_->update_grid();
+    state_->grid_to_particle();
+  }
   ++state_->steps_;
+}
+
+template <int D>
+void Simulation<D>::set_step_mode(StepMode mode) {
+  detail::SimulationState<D>& state = *state_;
+  if (mode == StepMode::captured) {
+    AFEM_EXPECTS(state.setup_.materials[0].kind != MaterialKind::incompressible_fluid,
+                 "Simulation::set_step_mode: the incompressible fluid's step cannot be captured "
+                 "(its pressure solve reads the residual back every iteration to decide when to "
+                 "stop); run it with StepMode::direct");
+    if (!state.captures_) {
+      state.captures_ = std::make_unique<memory::CaptureCache<int>>(
+          *state.pool_, memory::CaptureOptions{.name = "Mpm.step"});
+    }
+  } else {
+    state.release_captures();
+  }
+  state.step_mode_ = mode;
+}
+
+template <int D>
+StepMode Simulation<D>::step_mode() const {
+  return state_->step_mode_;
+}
+
+template <int D>
+CaptureReport Simulation<D>::capture_report() const {
+  const detail::SimulationState<D>& state = *state_;
+  CaptureReport report;
+  report.sizing_steps = state.sizing_steps_;
+  if (state.captures_) {
+    const memory::CaptureStats& stats = state.captures_->stats();
+    report.captures = stats.misses;
+    report.recaptures = stats.misses > 0 ? stats.misses - 1 : 0;
+    report.replays = stats.replays;
+    report.retained_bytes = stats.retained_bytes;
+  }
+  return report;
 }
 
 template <int D>

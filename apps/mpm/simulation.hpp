@@ -10,6 +10,7 @@
 /// per-node sums in element order), so a run is bitwise the same across runs and OpenMP thread
 /// counts. Set up from a Setup (apps/mpm/setup.hpp); embedders link arenafem::mpm.
 
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -73,6 +74,28 @@ struct GridState {
   std::vector<double> velocities;
 };
 
+/// How Simulation::step() runs.
+/// - direct: every part runs as it is called, over the cells that hold particles (selected anew
+///   each step).
+/// - captured: the step runs as the captured step of a memory::CaptureCache, a CUDA graph on a
+///   GPU and the recorded list of its launches on the CPU, over every cell of the grid (a fixed
+///   shape: selecting the active cells reads their count back, which a graph cannot). Particles
+///   come out bitwise the same as in direct mode. The first step, and each step whose particle
+///   count exceeds every count before, runs directly once to size the capture's scratch (a
+///   sizing step); a step whose particle count differs from the capture's releases it and
+///   captures anew (a recapture). Removal through an open face runs before the captured part.
+///   The incompressible fluid cannot be captured (its solve reads residuals back).
+enum class StepMode : std::uint8_t { direct, captured };
+
+/// Counters of a Simulation's captured steps.
+struct CaptureReport {
+  std::uint64_t captures = 0;      ///< steps captured, the first included
+  std::uint64_t recaptures = 0;    ///< captures after the first (a count change, a direct step)
+  std::uint64_t replays = 0;       ///< captured steps run (a capture replays once)
+  std::uint64_t sizing_steps = 0;  ///< fixed-shape steps run directly to size the scratch
+  std::size_t retained_bytes = 0;  ///< pool bytes the live capture holds (its scratch)
+};
+
 struct Checkpoint;
 
 namespace detail {
@@ -105,9 +128,16 @@ public:
   Simulation(Simulation&&) = delete;
   Simulation& operator=(Simulation&&) = delete;
 
-  /// One time step: rebin, particle_to_grid, update_grid, grid_to_particle; then resets the step
-  /// arena.
+  /// One time step: rebin, particle_to_grid, update_grid, grid_to_particle (as step_mode() says);
+  /// then resets the step arena.
   void step();
+  /// Selects how step() runs (StepMode::direct at construction). Throws afem::Error for
+  /// StepMode::captured on the incompressible fluid. Leaving captured mode, or calling the parts
+  /// of a step below, releases the captured step (waiting for its work first).
+  void set_step_mode(StepMode mode);
+  [[nodiscard]] StepMode step_mode() const;
+  /// The captured steps' counters (zeros in direct mode before any capture).
+  [[nodiscard]] CaptureReport capture_report() const;
 
   /// The parts of a step, in order (for benchmarks and tests; step() calls them). rebin removes
   /// the particles that left the domain box (through an open face), locates the others, selects
