@@ -138,13 +138,14 @@ void run(const Setup& setup, const std::optional<Checkpoint>& resume, const Comm
   }
   if (options.capture) {
     const CaptureReport captured = simulation.capture_report();
-    std::printf("captured steps: %llu captures (%llu recaptures), %llu replays, %llu sizing steps, "
-                "%s retained\n",
-                static_cast<unsigned long long>(captured.captures),
-                static_cast<unsigned long long>(captured.recaptures),
-                static_cast<unsigned long long>(captured.replays),
-                static_cast<unsigned long long>(captured.sizing_steps),
-                memory::format_bytes(captured.retained_bytes).c_str());
+    std::printf(
+        "captured steps: %llu captures (%llu recaptures), %llu replays, %llu sizing steps, "
+        "%s retained\n",
+        static_cast<unsigned long long>(captured.captures),
+        static_cast<unsigned long long>(captured.recaptures),
+        static_cast<unsigned long long>(captured.replays),
+        static_cast<unsigned long long>(captured.sizing_steps),
+        memory::format_bytes(captured.retained_bytes).c_str());
   }
   if (options.memory_report) {
     print_memory_report(pool, arena);
