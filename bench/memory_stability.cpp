@@ -1,20 +1,23 @@
-// memory_stability: runs an MPM scene for many steps and shows that its memory stays flat. Every
-// --every steps it prints host RSS, the pool's live and reserved bytes, the step arena's
-// high-water mark, the upstream allocations since the last line and the calls to the host's
-// malloc made inside the steps since the last line; it writes the same as CSV and an SVG plot,
-// ends with a JSON summary, and exits with 1 when, after the warm-up steps, any upstream
-// allocation happened or the reserved bytes changed (on the CPU backend also when a step called
-// the host's malloc).
+// memory_stability: runs an MPM scene for many steps and shows that its memory stays flat. The
+// steps run captured (StepMode::captured) unless --mode direct. Every --every steps it prints host
+// RSS, the pool's live and reserved bytes, the step arena's high-water mark, the upstream
+// allocations since the last line, the calls to the host's malloc made inside the steps since the
+// last line, and the captured step's captures, replays, recaptures and retained bytes; it writes
+// the same as CSV and an SVG plot, ends with a JSON summary, and exits with 1 when, after the
+// warm-up steps, any upstream allocation happened or the reserved bytes changed (on the CPU
+// backend also when a step that did not capture called the host's malloc).
 #include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
 #include <exception>
 #include <filesystem>
 #include <fstream>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -22,9 +25,12 @@
 #include "apps/mpm/options.hpp"
 #include "apps/mpm/scene.hpp"
 #include "apps/mpm/simulation.hpp"
+#include "memory/copy.hpp"
 #include "memory/device_resource.hpp"
 #include "memory/error.hpp"
 #include "memory/ledger.hpp"
+#include "memory/replace_owned.hpp"
+#include "memory/temporary.hpp"
 
 // Calls to the host allocator, counted by interposing malloc, calloc and realloc (glibc's own
 // entry points do the work). operator new goes through malloc, so it is counted too.
@@ -66,6 +72,10 @@ struct Options {
   std::filesystem::path out = "memory_stability";
   /// The floor opens and an emitter adds a block of particles whenever there is room.
   bool emit_drain = false;
+  /// Every this many steps a block of particles is added, or the block added before removed, so
+  /// that the captured step is captured anew (0: never).
+  std::int64_t recapture_every = 0;
+  apps::mpm::StepMode mode = apps::mpm::StepMode::captured;
   bool help = false;
 };
 
@@ -76,8 +86,10 @@ struct Sample {
   double pool_live = 0.0;
   double reserved = 0.0;
   double arena_high_water = 0.0;
+  double capture_bytes = 0.0;              ///< retained by the captured step
   std::uint64_t upstream_allocations = 0;  ///< since the previous line
   std::uint64_t host_allocations = 0;  ///< malloc calls inside the steps since the previous line
+  apps::mpm::CaptureReport captured;   ///< the captured step's counters so far
 };
 
 void print_help() {
@@ -89,12 +101,18 @@ void print_help() {
       "  --warmup N                steps before memory must stay flat (default 10)\n"
       "  --out DIR                 where memory.csv, memory.svg and summary.json go\n"
       "                            (default ./memory_stability)\n"
+      "  --mode captured|direct    run each step captured (a CUDA graph on a GPU, the\n"
+      "                            recorded launch list on the CPU; the default) or directly\n"
       "  --emit-drain              open the floor (particles leave through it) and emit a\n"
       "                            block of particles every few steps, up to a capacity of\n"
       "                            1.5 times the scene's count\n"
+      "  --recapture-every N       every N steps add a block of particles, or remove the one\n"
+      "                            added before: the particle count changes, and the\n"
+      "                            captured step is captured anew\n"
       "  --help                    this text\n\n"
       "Exit status 1 when, after the warm-up, an upstream allocation happened or the pool's\n"
-      "reserved bytes changed (on the CPU backend also when a step called the host's malloc).\n",
+      "reserved bytes changed (on the CPU backend also when a step that did not capture\n"
+      "called the host's malloc).\n",
       apps::mpm::scene_flags_help());
 }
 
@@ -125,9 +143,25 @@ Options parse(int argc, char** argv) {
       options.warmup = apps::parse_integer(flag, value, 1, std::int64_t{1} << 40);
     } else if (flag == "--out") {
       options.out = std::string(value);
+    } else if (flag == "--recapture-every") {
+      options.recapture_every = apps::parse_integer(flag, value, 1, std::int64_t{1} << 40);
+    } else if (flag == "--mode") {
+      if (value == "captured") {
+        options.mode = apps::mpm::StepMode::captured;
+      } else if (value == "direct") {
+        options.mode = apps::mpm::StepMode::direct;
+      } else {
+        throw Error("memory_stability: --mode " + std::string(value) +
+                    ": expected captured or direct");
+      }
     } else {
       throw Error("memory_stability: unknown option '" + std::string(flag) + "' (see --help)");
     }
+  }
+  if (options.emit_drain && options.recapture_every > 0) {
+    throw Error(
+        "memory_stability: --emit-drain and --recapture-every change the particles each "
+        "their own way; give one of them");
   }
   if (options.warmup >= options.steps) {
     throw Error("memory_stability: --warmup " + std::to_string(options.warmup) +
@@ -160,7 +194,8 @@ void write_svg(const std::filesystem::path& file, const std::vector<Sample>& sam
   const Series series[] = {{"host RSS", "#1f77b4", &Sample::host_rss},
                            {"pool reserved", "#d62728", &Sample::reserved},
                            {"pool live", "#2ca02c", &Sample::pool_live},
-                           {"arena high water", "#ff7f0e", &Sample::arena_high_water}};
+                           {"arena high water", "#ff7f0e", &Sample::arena_high_water},
+                           {"captured step", "#9467bd", &Sample::capture_bytes}};
   const double width = 800;
   const double height = 420;
   const double left = 70;
@@ -250,17 +285,37 @@ int run(const Options& options) {
   apps::mpm::Setup scene = apps::mpm::make_scene(options.scene);
   constexpr std::int64_t emit_period = 20;
   apps::mpm::ParticleBatch block;
+  const auto base_count = static_cast<std::int32_t>(scene.particles.count());
   if (options.emit_drain) {
     scene.boundaries[static_cast<std::size_t>(apps::mpm::Face::y_low)] = apps::mpm::Boundary::open;
     scene.capacity = scene.particles.count() * 3 / 2;
     block = emitter_block(scene, options.scene.particles_per_cell, emit_period);
+  } else if (options.recapture_every > 0) {
+    block = emitter_block(scene, options.scene.particles_per_cell, options.recapture_every);
+    scene.capacity = scene.particles.count() + block.count();
   }
   memory::Pool pool(memory::device_resource(), {.name = "mpm"});
   memory::Arena arena(pool, {"step", 16 << 20, 0});
   apps::mpm::Simulation<D> simulation(scene, pool, arena);
+  simulation.set_step_mode(options.mode);
+  // --recapture-every: the flags that remove the block added last.
+  memory::Temporary<std::uint8_t> remove_block;
+  if (options.recapture_every > 0) {
+    const auto capacity = static_cast<std::size_t>(simulation.capacity());
+    std::vector<std::uint8_t> flags(capacity, 0);
+    std::fill(flags.begin() + base_count, flags.end(), std::uint8_t{1});
+    memory::replace_owned(remove_block, memory::borrow_temporary<std::uint8_t>(
+                                            pool, capacity, "memory_stability.remove"));
+    memory::copy_to_device(remove_block.view(), std::span<const std::uint8_t>(flags),
+                           pool.stream());
+    pool.stream().synchronize();
+  }
   std::filesystem::create_directories(options.out);
-  const std::string scene_name =
-      apps::mpm::to_string(options.scene.kind) + (options.emit_drain ? " (emit and drain)" : "");
+  const bool captured = options.mode == apps::mpm::StepMode::captured;
+  const std::string scene_name = apps::mpm::to_string(options.scene.kind) +
+                                 (options.emit_drain ? " (emit and drain)" : "") +
+                                 (options.recapture_every > 0 ? " (block added and removed)" : "") +
+                                 (captured ? ", captured" : ", direct");
   std::printf(
       "memory_stability: scene %s %dD, %d particles, grid %d^%d, %lld steps, warm-up %lld\n",
       scene_name.c_str(), D, simulation.particle_count(), scene.resolution, D,
@@ -271,7 +326,8 @@ int run(const Options& options) {
 
   std::vector<Sample> samples;
   samples.reserve(static_cast<std::size_t>(options.steps / options.every) + 2);
-  std::uint64_t step_allocations = 0;  // malloc calls inside simulation.step()
+  std::uint64_t step_allocations = 0;     // malloc calls inside simulation.step()
+  std::uint64_t capture_allocations = 0;  // the same in steps that captured or sized a capture
   std::uint64_t last_step_allocations = 0;
   std::uint64_t warm_step_allocations = 0;
   std::uint64_t last_upstream = pool.stats().upstream_allocations;
@@ -292,13 +348,19 @@ int run(const Options& options) {
     last_upstream = stats.upstream_allocations;
     s.host_allocations = step_allocations - last_step_allocations;
     last_step_allocations = step_allocations;
+    s.captured = simulation.capture_report();
+    s.capture_bytes = static_cast<double>(s.captured.retained_bytes);
     samples.push_back(s);
     std::printf(
         "step %lld host_rss=%.2f MiB pool_live=%.2f MiB reserved=%.2f MiB arena_hw=%.2f "
-        "MiB upstream_allocs=+%llu host_mallocs=+%llu captures=0\n",
+        "MiB upstream_allocs=+%llu host_mallocs=+%llu captures=%llu replays=%llu "
+        "recaptures=%llu capture_bytes=%.2f MiB\n",
         static_cast<long long>(step), mib(s.host_rss), mib(s.pool_live), mib(s.reserved),
         mib(s.arena_high_water), static_cast<unsigned long long>(s.upstream_allocations),
-        static_cast<unsigned long long>(s.host_allocations));
+        static_cast<unsigned long long>(s.host_allocations),
+        static_cast<unsigned long long>(s.captured.captures),
+        static_cast<unsigned long long>(s.captured.replays),
+        static_cast<unsigned long long>(s.captured.recaptures), mib(s.capture_bytes));
     std::fflush(stdout);
   };
 
@@ -312,8 +374,21 @@ int run(const Options& options) {
       simulation.add_particles(block);
       emitted += block.count();
     }
+    if (options.recapture_every > 0 && step % options.recapture_every == 0) {
+      if (simulation.particle_count() == base_count) {
+        simulation.add_particles(block);
+      } else {
+        simulation.remove_particles(remove_block.view());
+      }
+    }
+    const apps::mpm::CaptureReport captured_before = simulation.capture_report();
     simulation.step();
-    step_allocations += malloc_calls.load(std::memory_order_relaxed) - before;
+    const apps::mpm::CaptureReport captured_after = simulation.capture_report();
+    // A capture (or the direct step that sizes one) builds its recording on the host.
+    const bool capturing = captured_after.captures != captured_before.captures ||
+                           captured_after.sizing_steps != captured_before.sizing_steps;
+    (capturing ? capture_allocations : step_allocations) +=
+        malloc_calls.load(std::memory_order_relaxed) - before;
     fewest = std::min(fewest, simulation.particle_count());
     most = std::max(most, simulation.particle_count());
     const memory::PoolStats stats = pool.stats();
@@ -344,11 +419,14 @@ int run(const Options& options) {
   {
     std::ofstream csv(options.out / "memory.csv");
     csv << "step,host_rss_bytes,pool_live_bytes,reserved_bytes,arena_high_water_bytes,"
-           "upstream_allocations,host_mallocs_in_steps\n";
+           "upstream_allocations,host_mallocs_in_steps,captures,replays,recaptures,"
+           "capture_retained_bytes\n";
     for (const Sample& s : samples) {
       csv << s.step << ',' << static_cast<long long>(s.host_rss) << ','
           << static_cast<long long>(s.pool_live) << ',' << static_cast<long long>(s.reserved) << ','
-          << static_cast<long long>(s.arena_high_water) << ',' << s.upstream_allocations << '\n';
+          << static_cast<long long>(s.arena_high_water) << ',' << s.upstream_allocations << ','
+          << s.host_allocations << ',' << s.captured.captures << ',' << s.captured.replays << ','
+          << s.captured.recaptures << ',' << s.captured.retained_bytes << '\n';
     }
   }
   write_svg(options.out / "memory.svg", samples, options.warmup,
@@ -370,6 +448,17 @@ int run(const Options& options) {
     field("particles_most", std::to_string(most));
     field("capacity", std::to_string(simulation.capacity()));
   }
+  if (options.recapture_every > 0) {
+    field("particle_count_changes", std::to_string(options.steps / options.recapture_every));
+  }
+  const apps::mpm::CaptureReport report = simulation.capture_report();
+  field("step_mode", captured ? "\"captured\"" : "\"direct\"");
+  field("captures", std::to_string(report.captures));
+  field("recaptures", std::to_string(report.recaptures));
+  field("replays", std::to_string(report.replays));
+  field("sizing_steps", std::to_string(report.sizing_steps));
+  field("capture_retained_bytes", std::to_string(report.retained_bytes));
+  field("host_mallocs_in_captures", std::to_string(capture_allocations));
   field("steps", std::to_string(options.steps));
   field("warmup_steps", std::to_string(options.warmup));
   field("upstream_allocations_after_warmup", std::to_string(allocations));
