@@ -1,7 +1,8 @@
 // bench_mpm: particle-steps per second of the default MPM scene (the 2D sand column) at about
 // 10k, 100k and 1M particles, and of the dam break in 2D and 3D at the sizes of the peer runs,
 // with the step's time split into its parts (rebin, particle to grid, grid update, grid to
-// particle) measured in the same steps.
+// particle) measured in the same steps; and the captured step against the direct one at 10k,
+// 100k and 1M particles.
 #include <benchmark/benchmark.h>
 
 #include <chrono>
@@ -11,6 +12,7 @@
 #include "apps/mpm/scene.hpp"
 #include "apps/mpm/simulation.hpp"
 #include "memory/device_resource.hpp"
+#include "memory/owned_stream.hpp"
 
 #if defined(_OPENMP)
 #include <omp.h>
@@ -23,7 +25,9 @@ using afem::apps::mpm::Simulation;
 /// A simulation of `options` warmed up by a few steps.
 template <int D>
 struct Fixture {
-  afem::memory::Pool pool{afem::memory::device_resource(), {.name = "bench_mpm"}};
+  afem::memory::OwnedStream stream{afem::memory::device_resource().device()};
+  afem::memory::Pool pool{afem::memory::device_resource(),
+                          {.name = "bench_mpm", .stream = stream.stream()}};
   afem::memory::Arena arena{pool, {"step", std::size_t{64} << 20, 0}};
   std::unique_ptr<Simulation<D>> simulation;
 
@@ -83,6 +87,50 @@ void mpm_sand_column_2d(benchmark::State& state) {
   run_steps<2>(state, options);
 }
 BENCHMARK(mpm_sand_column_2d)
+    ->Arg(10'000)
+    ->Arg(100'000)
+    ->Arg(1'000'000)
+    ->UseManualTime()
+    ->Unit(benchmark::kMillisecond);
+
+/// Captured against direct steps, side by side: two simulations of the default scene with about
+/// state.range(0) particles, one stepping directly and one through its captured step, step for
+/// step in turn (the particles stay bitwise the same, so both do the same work). Counters: each
+/// mode's mean step in milliseconds and their ratio (below 1: the captured step is faster).
+void mpm_captured_vs_direct(benchmark::State& state) {
+  afem::apps::mpm::SceneOptions options;
+  options.resolution =
+      static_cast<int>(std::lround(std::sqrt(static_cast<double>(state.range(0)) / 0.36)));
+  Fixture<2> direct(options);
+  Fixture<2> captured(options);
+  captured.simulation->set_step_mode(afem::apps::mpm::StepMode::captured);
+  captured.simulation->step();  // the sizing step
+  captured.simulation->step();  // the capture
+  direct.simulation->step();
+  direct.simulation->step();
+  using Clock = std::chrono::steady_clock;
+  double seconds[2] = {0.0, 0.0};
+  for (auto _ : state) {
+    const auto t0 = Clock::now();
+    direct.simulation->step();
+    const auto t1 = Clock::now();
+    captured.simulation->step();
+    const auto t2 = Clock::now();
+    seconds[0] += std::chrono::duration<double>(t1 - t0).count();
+    seconds[1] += std::chrono::duration<double>(t2 - t1).count();
+    state.SetIterationTime(std::chrono::duration<double>(t2 - t0).count());
+  }
+  state.counters["particles"] = direct.simulation->particle_count();
+  state.counters["direct_ms"] =
+      benchmark::Counter(1e3 * seconds[0], benchmark::Counter::kAvgIterations);
+  state.counters["captured_ms"] =
+      benchmark::Counter(1e3 * seconds[1], benchmark::Counter::kAvgIterations);
+  state.counters["captured_over_direct"] = seconds[0] > 0.0 ? seconds[1] / seconds[0] : 0.0;
+#if defined(_OPENMP)
+  state.counters["threads"] = omp_get_max_threads();
+#endif
+}
+BENCHMARK(mpm_captured_vs_direct)
     ->Arg(10'000)
     ->Arg(100'000)
     ->Arg(1'000'000)

@@ -29,6 +29,7 @@
 #include "memory/device_resource.hpp"
 #include "memory/error.hpp"
 #include "memory/ledger.hpp"
+#include "memory/owned_stream.hpp"
 #include "memory/replace_owned.hpp"
 #include "memory/temporary.hpp"
 
@@ -294,7 +295,8 @@ int run(const Options& options) {
     block = emitter_block(scene, options.scene.particles_per_cell, options.recapture_every);
     scene.capacity = scene.particles.count() + block.count();
   }
-  memory::Pool pool(memory::device_resource(), {.name = "mpm"});
+  const memory::OwnedStream stream(memory::device_resource().device());
+  memory::Pool pool(memory::device_resource(), {.name = "mpm", .stream = stream.stream()});
   memory::Arena arena(pool, {"step", 16 << 20, 0});
   apps::mpm::Simulation<D> simulation(scene, pool, arena);
   simulation.set_step_mode(options.mode);

@@ -21,6 +21,7 @@
 #include "memory/device_resource.hpp"
 #include "memory/error.hpp"
 #include "memory/ledger.hpp"
+#include "memory/owned_stream.hpp"
 
 namespace afem::apps::mpm {
 namespace {
@@ -170,7 +171,9 @@ int run_command_line(int argc, char** argv, const Program& program) {
     if (!options.out.empty() || options.checkpoint_every > 0) {
       std::filesystem::create_directories(options.out.empty() ? "." : options.out);
     }
-    memory::Pool pool(memory::device_resource(), {.name = program.name});
+    // A stream of its own: a captured step cannot be captured on CUDA's legacy default stream.
+    const memory::OwnedStream stream(memory::device_resource().device());
+    memory::Pool pool(memory::device_resource(), {.name = program.name, .stream = stream.stream()});
     memory::Arena arena(pool, {"step", 16 << 20, 0});
     if (setup.dimension == 2) {
       run<2>(setup, resume, options, pool, arena);

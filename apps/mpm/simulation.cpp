@@ -1097,6 +1097,11 @@ void Simulation<D>::set_step_mode(StepMode mode) {
                  "Simulation::set_step_mode: the incompressible fluid's step cannot be captured "
                  "(its pressure solve reads the residual back every iteration to decide when to "
                  "stop); run it with StepMode::direct");
+    const memory::Stream& stream = state.pool_->stream();
+    AFEM_EXPECTS(!stream.device().is_cuda() || stream.native_handle() != nullptr,
+                 "Simulation::set_step_mode: the pool runs on CUDA's legacy default stream, "
+                 "which cannot be captured; give the pool a stream of its own "
+                 "(memory::OwnedStream, PoolOptions::stream)");
     if (!state.captures_) {
       state.captures_ = std::make_unique<memory::CaptureCache<int>>(
           *state.pool_, memory::CaptureOptions{.name = "Mpm.step"});

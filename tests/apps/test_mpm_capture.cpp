@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <cstring>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -14,8 +15,10 @@
 #include "apps/mpm/simulation.hpp"
 #include "memory/arena.hpp"
 #include "memory/copy.hpp"
+#include "memory/device_resource.hpp"
 #include "memory/error.hpp"
 #include "memory/ledger.hpp"
+#include "memory/owned_stream.hpp"
 #include "memory/pool.hpp"
 #include "memory/temporary.hpp"
 #include "support/backend_test.hpp"
@@ -51,11 +54,32 @@ std::size_t capture_bytes(const memory::Pool& pool) {
 
 class MpmCaptureTest : public test::BackendTest {
 protected:
+  void SetUp() override {
+    BackendTest::SetUp();
+    if (IsSkipped()) {
+      return;
+    }
+    // On CUDA, captures need a stream of their own (not the legacy default stream).
+    arena_.reset();
+    pool_.reset();
+    owned_ = std::make_unique<memory::OwnedStream>(memory::device_resource().device());
+    pool_ = std::make_unique<memory::Pool>(
+        memory::device_resource(), memory::PoolOptions{.name = "capture", .stream = stream()});
+    arena_ = std::make_unique<memory::Arena>(*pool_, memory::ArenaOptions{"step", 1 << 20, 0});
+  }
+  void TearDown() override {
+    BackendTest::TearDown();
+    owned_.reset();
+  }
+  [[nodiscard]] const memory::Stream& stream() const { return owned_->stream(); }
+
+  std::unique_ptr<memory::OwnedStream> owned_;
+
   /// The particles after `steps` steps of `setup` in `mode`, switching to direct mode after
   /// `switch_after` steps when it is positive (in a fresh pool each time).
   template <int D>
   ParticleState run(const mpm::Setup& setup, StepMode mode, int steps, int switch_after = 0) {
-    memory::Pool pool(memory::device_resource(), {.name = "capture_test"});
+    memory::Pool pool(memory::device_resource(), {.name = "capture_test", .stream = stream()});
     memory::Arena arena(pool, {"step", 1 << 20, 0});
     Simulation<D> simulation(setup, pool, arena);
     simulation.set_step_mode(mode);
@@ -112,7 +136,7 @@ TEST_F(MpmCaptureTest, OpenFacesAndExternalForcesRunCapturedToo) {
   setup.boundaries[static_cast<std::size_t>(Face::y_low)] = Boundary::open;
   setup.external_forces = true;
   const auto run_mode = [&](StepMode mode, CaptureReport* report) {
-    memory::Pool pool(memory::device_resource(), {.name = "capture_test"});
+    memory::Pool pool(memory::device_resource(), {.name = "capture_test", .stream = stream()});
     memory::Arena arena(pool, {"step", 1 << 20, 0});
     Simulation<2> simulation(setup, pool, arena);
     simulation.set_step_mode(mode);

@@ -1,7 +1,10 @@
 #include <gtest/gtest.h>
 
+#include "memory/config.hpp"
 #include "memory/device.hpp"
 #include "memory/error.hpp"
+#include "memory/owned_stream.hpp"
+#include "support/backend.hpp"
 
 namespace afem::memory {
 namespace {
@@ -36,6 +39,24 @@ TEST(Stream, CpuStreamIsSynchronousAndEqualToItself) {
   EXPECT_NO_THROW(stream.synchronize());
   EXPECT_NO_THROW(stream.wait_for(Stream::cpu()));
   EXPECT_THROW((void)Stream::from_native(Device::cpu(), reinterpret_cast<void*>(0x10)), Error);
+}
+
+TEST(OwnedStream, GivesTheCpuStreamOnTheCpuAndAStreamOfItsOwnOnCuda) {
+  const OwnedStream cpu(Device::cpu());
+  EXPECT_EQ(cpu.stream(), Stream::cpu());
+  if constexpr (!has_cuda) {
+    try {
+      const OwnedStream cuda(Device::cuda(0));
+      FAIL() << "a CUDA stream was created in a build without CUDA";
+    } catch (const Error& error) {
+      EXPECT_NE(std::string(error.what()).find("rebuild with ARENAFEM_CUDA=ON"), std::string::npos);
+    }
+  } else if (test::device_available()) {
+    const OwnedStream cuda(Device::cuda(0));
+    EXPECT_TRUE(cuda.stream().device().is_cuda());
+    EXPECT_NE(cuda.stream().native_handle(), nullptr);
+    cuda.stream().synchronize();
+  }
 }
 
 }  // namespace
