@@ -1,6 +1,6 @@
 // memory_stability: runs an MPM scene for many steps and shows that its memory stays flat. The
-// steps run captured (StepMode::captured) unless --mode direct. Every --every steps it prints host
-// RSS, the pool's live and reserved bytes, the step arena's high-water mark, the upstream
+// steps run captured (StepMode::captured, --capture) unless --direct. Every --every steps it prints
+// host RSS, the pool's live and reserved bytes, the step arena's high-water mark, the upstream
 // allocations since the last line, the calls to the host's malloc made inside the steps since the
 // last line, and the captured step's captures, replays, recaptures and retained bytes; it writes
 // the same as CSV and an SVG plot, ends with a JSON summary, and exits with 1 when, after the
@@ -102,8 +102,9 @@ void print_help() {
       "  --warmup N                steps before memory must stay flat (default 10)\n"
       "  --out DIR                 where memory.csv, memory.svg and summary.json go\n"
       "                            (default ./memory_stability)\n"
-      "  --mode captured|direct    run each step captured (a CUDA graph on a GPU, the\n"
-      "                            recorded launch list on the CPU; the default) or directly\n"
+      "  --capture                 run each step captured: a CUDA graph on a GPU, the\n"
+      "                            recorded launch list on the CPU (the default)\n"
+      "  --direct                  run each step directly\n"
       "  --emit-drain              open the floor (particles leave through it) and emit a\n"
       "                            block of particles every few steps, up to a capacity of\n"
       "                            1.5 times the scene's count\n"
@@ -129,6 +130,11 @@ Options parse(int argc, char** argv) {
       options.emit_drain = true;
       continue;
     }
+    if (flag == "--capture" || flag == "--direct") {
+      options.mode =
+          flag == "--capture" ? apps::mpm::StepMode::captured : apps::mpm::StepMode::direct;
+      continue;
+    }
     if (i + 1 >= argc) {
       throw Error("memory_stability: " + std::string(flag) + " needs a value (see --help)");
     }
@@ -146,15 +152,7 @@ Options parse(int argc, char** argv) {
       options.out = std::string(value);
     } else if (flag == "--recapture-every") {
       options.recapture_every = apps::parse_integer(flag, value, 1, std::int64_t{1} << 40);
-    } else if (flag == "--mode") {
-      if (value == "captured") {
-        options.mode = apps::mpm::StepMode::captured;
-      } else if (value == "direct") {
-        options.mode = apps::mpm::StepMode::direct;
-      } else {
-        throw Error("memory_stability: --mode " + std::string(value) +
-                    ": expected captured or direct");
-      }
+
     } else {
       throw Error("memory_stability: unknown option '" + std::string(flag) + "' (see --help)");
     }
