@@ -244,6 +244,13 @@ void write_svg(const std::filesystem::path& file, const std::vector<Sample>& sam
         << "\"/>\n<text x=\"" << width - right + 46 << "\" y=\"" << y + 4 << "\">" << line.name
         << "</text>\n";
   }
+  // The captured step's counters at the end of the run, under the legend.
+  const apps::mpm::CaptureReport& captured = samples.back().captured;
+  const double y = top + 20 + 20 * row;
+  out << "<text x=\"" << width - right + 15 << "\" y=\"" << y << "\">captures " << captured.captures
+      << "</text>\n<text x=\"" << width - right + 15 << "\" y=\"" << y + 18 << "\">recaptures "
+      << captured.recaptures << "</text>\n<text x=\"" << width - right + 15 << "\" y=\"" << y + 36
+      << "\">replays " << captured.replays << "</text>\n";
   out << "</svg>\n";
   if (!out) {
     throw Error("memory_stability: cannot write " + file.string());
