@@ -1,13 +1,12 @@
 #include "geometry/vtu.hpp"
 
-#include <array>
-#include <charconv>
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
-#include <fstream>
+#include <span>
 #include <string_view>
 
+#include "geometry/vtk_xml_writer.hpp"
 #include "memory/error.hpp"
 
 namespace afem::geometry {
@@ -26,35 +25,6 @@ int vtk_cell_type(CellType type) {
       return 12;
   }
   return 0;
-}
-
-/// `text` with the XML special characters replaced by entities, for an attribute value.
-std::string xml_escaped(std::string_view text) {
-  std::string out;
-  out.reserve(text.size());
-  for (const char c : text) {
-    switch (c) {
-      case '&':
-        out += "&amp;";
-        break;
-      case '<':
-        out += "&lt;";
-        break;
-      case '>':
-        out += "&gt;";
-        break;
-      case '"':
-        out += "&quot;";
-        break;
-      case '\'':
-        out += "&apos;";
-        break;
-      default:
-        out += c;
-        break;
-    }
-  }
-  return out;
 }
 
 /// Names of what an array has values for: "point" arrays have one tuple per "vertex".
@@ -93,38 +63,11 @@ void check_arrays(const std::vector<VtuArray>& arrays, std::size_t entities,
   }
 }
 
-/// Appends the shortest text that reads back as `value`.
-template <typename T>
-void append_number(std::string& text, T value) {
-  std::array<char, 32> buffer{};
-  const auto result = std::to_chars(buffer.data(), buffer.data() + buffer.size(), value);
-  text.append(buffer.data(), result.ptr);
-}
-
-/// Appends `values` in lines of `per_line`, each line indented.
-template <typename T>
-void append_values(std::string& text, const std::vector<T>& values, std::size_t per_line) {
-  for (std::size_t i = 0; i < values.size(); ++i) {
-    text += i % per_line == 0 ? "          " : " ";
-    append_number(text, values[i]);
-    if ((i + 1) % per_line == 0 || i + 1 == values.size()) {
-      text += '\n';
-    }
-  }
-}
-
-void append_float_array(std::string& text, const VtuArray& array) {
-  text += R"(        <DataArray type="Float64" Name=")" + xml_escaped(array.name) +
-          R"(" NumberOfComponents=")" + std::to_string(array.components) + R"(" format="ascii">)" +
-          "\n";
-  append_values(text, array.values, static_cast<std::size_t>(array.components));
-  text += "        </DataArray>\n";
-}
-
 }  // namespace
 
 void write_vtu(const std::filesystem::path& file, const MeshData& mesh,
-               const std::vector<VtuArray>& point_data, const std::vector<VtuArray>& cell_data) {
+               const std::vector<VtuArray>& point_data, const std::vector<VtuArray>& cell_data,
+               VtkEncoding encoding) {
   check_consistent(mesh, "write_vtu");
   const auto dim = static_cast<std::size_t>(dimension(mesh.cell_type));
   const auto corners = static_cast<std::size_t>(vertex_count(mesh.cell_type));
@@ -133,73 +76,45 @@ void write_vtu(const std::filesystem::path& file, const MeshData& mesh,
   check_arrays(point_data, vertices, {"point", "vertex", "vertices"}, {});
   check_arrays(cell_data, cells, {"cell", "cell", "cells"}, {"cell_tag"});
 
-  std::string text;
-  text += "<?xml version=\"1.0\"?>\n";
-  text += R"(<VTKFile type="UnstructuredGrid" version="0.1" byte_order="LittleEndian">)";
-  text += "\n  <UnstructuredGrid>\n";
-  text += R"(    <Piece NumberOfPoints=")" + std::to_string(vertices) + R"(" NumberOfCells=")" +
-          std::to_string(cells) + "\">\n";
-
-  text += "      <PointData>\n";
+  const auto float_array = [](VtkXmlWriter& writer, const VtuArray& array) {
+    writer.data_array(array.name, array.components, std::span<const double>(array.values),
+                      static_cast<std::size_t>(array.components));
+  };
+  VtkXmlWriter writer(encoding);
+  writer.begin("UnstructuredGrid");
+  writer.text("  <UnstructuredGrid>\n    <Piece NumberOfPoints=\"" + std::to_string(vertices) +
+              "\" NumberOfCells=\"" + std::to_string(cells) + "\">\n      <PointData>\n");
   for (const VtuArray& array : point_data) {
-    append_float_array(text, array);
+    float_array(writer, array);
   }
-  text += "      </PointData>\n";
-
-  text += "      <CellData>\n";
-  text += R"(        <DataArray type="Int32" Name="cell_tag" format="ascii">)";
-  text += '\n';
+  writer.text("      </PointData>\n      <CellData>\n");
   const std::vector<std::int32_t> zeros(mesh.cell_tags.empty() ? cells : 0, 0);
-  append_values(text, mesh.cell_tags.empty() ? zeros : mesh.cell_tags, 16);
-  text += "        </DataArray>\n";
+  writer.data_array("cell_tag", 1,
+                    std::span<const std::int32_t>(mesh.cell_tags.empty() ? zeros : mesh.cell_tags),
+                    16);
   for (const VtuArray& array : cell_data) {
-    append_float_array(text, array);
+    float_array(writer, array);
   }
-  text += "      </CellData>\n";
-
-  text += "      <Points>\n";
-  text += R"(        <DataArray type="Float64" NumberOfComponents="3" format="ascii">)";
-  text += '\n';
+  writer.text("      </CellData>\n      <Points>\n");
+  std::vector<double> points(vertices * 3, 0.0);
   for (std::size_t v = 0; v < vertices; ++v) {
-    text += "         ";
-    for (std::size_t axis = 0; axis < 3; ++axis) {
-      text += ' ';
-      append_number(text, axis < dim ? mesh.positions[v * dim + axis] : 0.0);
+    for (std::size_t axis = 0; axis < dim; ++axis) {
+      points[v * 3 + axis] = mesh.positions[v * dim + axis];
     }
-    text += '\n';
   }
-  text += "        </DataArray>\n";
-  text += "      </Points>\n";
-
-  text += "      <Cells>\n";
-  text += R"(        <DataArray type="Int32" Name="connectivity" format="ascii">)";
-  text += '\n';
-  append_values(text, mesh.cells, corners);
-  text += "        </DataArray>\n";
-  text += R"(        <DataArray type="Int64" Name="offsets" format="ascii">)";
-  text += '\n';
+  writer.data_array("", 3, std::span<const double>(points), 3);
+  writer.text("      </Points>\n      <Cells>\n");
+  writer.data_array("connectivity", 1, std::span<const std::int32_t>(mesh.cells), corners);
   std::vector<std::int64_t> offsets(cells);
   for (std::size_t c = 0; c < cells; ++c) {
     offsets[c] = static_cast<std::int64_t>((c + 1) * corners);
   }
-  append_values(text, offsets, 16);
-  text += "        </DataArray>\n";
-  text += R"(        <DataArray type="UInt8" Name="types" format="ascii">)";
-  text += '\n';
-  append_values(text, std::vector<int>(cells, vtk_cell_type(mesh.cell_type)), 32);
-  text += "        </DataArray>\n";
-  text += "      </Cells>\n";
-  text += "    </Piece>\n  </UnstructuredGrid>\n</VTKFile>\n";
-
-  std::ofstream out(file, std::ios::binary);
-  if (!out) {
-    throw Error("write_vtu: cannot open '" + file.string() + "' for writing");
-  }
-  out.write(text.data(), static_cast<std::streamsize>(text.size()));
-  out.flush();
-  if (!out) {
-    throw Error("write_vtu: writing '" + file.string() + "' failed");
-  }
+  writer.data_array("offsets", 1, std::span<const std::int64_t>(offsets), 16);
+  const std::vector<std::uint8_t> types(cells,
+                                        static_cast<std::uint8_t>(vtk_cell_type(mesh.cell_type)));
+  writer.data_array("types", 1, std::span<const std::uint8_t>(types), 32);
+  writer.text("      </Cells>\n    </Piece>\n  </UnstructuredGrid>\n");
+  writer.write(file, "write_vtu");
 }
 
 }  // namespace afem::geometry

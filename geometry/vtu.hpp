@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "geometry/mesh_data.hpp"
+#include "geometry/vtk_xml_writer.hpp"
 
 namespace afem::geometry {
 
@@ -19,7 +20,8 @@ struct VtuArray {
   std::vector<double> values;
 };
 
-/// Writes `mesh` to `file` as a VTK XML UnstructuredGrid (version 0.1, ASCII).
+/// Writes `mesh` to `file` as a VTK XML UnstructuredGrid (format version 1.0), its arrays as
+/// appended raw binary (the default) or ASCII (`encoding`).
 ///
 /// Points always have 3 components (z = 0 for 2D meshes); cells are written with their vertex
 /// order unchanged (arenafem's order is VTK's) and VTK cell types triangle 5, quad 9, tetra 10,
@@ -31,6 +33,7 @@ struct VtuArray {
 /// value is not finite; and, naming the path, when the file cannot be opened or written.
 void write_vtu(const std::filesystem::path& file, const MeshData& mesh,
                const std::vector<VtuArray>& point_data = {},
-               const std::vector<VtuArray>& cell_data = {});
+               const std::vector<VtuArray>& cell_data = {},
+               VtkEncoding encoding = VtkEncoding::binary);
 
 }  // namespace afem::geometry

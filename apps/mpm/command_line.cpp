@@ -34,6 +34,8 @@ void print_help(const Program& program) {
       "  --out DIR                 write particle (.vtp) and grid (.vtu) frames and the\n"
       "                            ParaView collections particles.pvd, grid.pvd into DIR\n"
       "  --every N                 steps between frames (default 100)\n"
+      "  --ascii                   frames with their arrays as text (default: appended\n"
+      "                            raw binary, about half the size)\n"
       "  --checkpoint-every N      write the whole state every N steps (counted from the\n"
       "                            start of the run, restarts included) to\n"
       "                            DIR/checkpoint.afem (--out DIR), else ./checkpoint.afem\n"
@@ -91,7 +93,8 @@ void run(const Setup& setup, const std::optional<Checkpoint>& resume, const Comm
               kept.resolution, D, kept.dt, static_cast<long long>(options.steps));
   std::optional<FrameWriter> frames;
   if (!options.out.empty()) {
-    frames.emplace(options.out, simulation.grid_mesh());
+    frames.emplace(options.out, simulation.grid_mesh(),
+                   options.ascii ? geometry::VtkEncoding::ascii : geometry::VtkEncoding::binary);
     frames->write(simulation);
   }
   const bool terminal = isatty(fileno(stdout)) != 0;

@@ -3,8 +3,10 @@
 
 #include <array>
 #include <charconv>
+#include <cstdint>
 #include <cstdio>
 #include <fstream>
+#include <span>
 #include <string_view>
 #include <utility>
 
@@ -50,56 +52,47 @@ double determinant(const double* f, int dimension) {
 }  // namespace
 
 void write_particles_vtp(const std::filesystem::path& file, int dimension,
-                         const ParticleState& particles) {
+                         const ParticleState& particles, geometry::VtkEncoding encoding) {
   const auto dim = static_cast<std::size_t>(dimension);
   const std::size_t n = particles.masses.size();
-  std::ofstream out(file);
-  if (!out) {
-    throw Error("write_particles_vtp: cannot open " + file.string());
-  }
-  char line[128];
-  out << "<?xml version=\"1.0\"?>\n<VTKFile type=\"PolyData\" version=\"0.1\" "
-         "byte_order=\"LittleEndian\">\n<PolyData>\n<Piece NumberOfPoints=\""
-      << n << "\" NumberOfVerts=\"" << n
-      << "\" NumberOfLines=\"0\" NumberOfStrips=\"0\" NumberOfPolys=\"0\">\n";
-  const auto vectors = [&](const char* name, const std::vector<double>& values) {
-    out << "<DataArray type=\"Float64\"" << (name != nullptr ? " Name=\"" : "")
-        << (name != nullptr ? name : "") << (name != nullptr ? "\"" : "")
-        << " NumberOfComponents=\"3\" format=\"ascii\">\n";
+  const auto as_3d = [&](const std::vector<double>& values) {
+    std::vector<double> padded(n * 3, 0.0);
     for (std::size_t p = 0; p < n; ++p) {
-      const double z = dim == 3 ? values[p * 3 + 2] : 0.0;
-      std::snprintf(line, sizeof line, "%.9g %.9g %.9g\n", values[p * dim], values[p * dim + 1], z);
-      out << line;
+      for (std::size_t d = 0; d < dim; ++d) {
+        padded[p * 3 + d] = values[p * dim + d];
+      }
     }
-    out << "</DataArray>\n";
+    return padded;
   };
-  out << "<Points>\n";
-  vectors(nullptr, particles.positions);
-  out << "</Points>\n<PointData Vectors=\"velocity\" Scalars=\"J\">\n";
-  vectors("velocity", particles.velocities);
-  out << "<DataArray type=\"Float64\" Name=\"J\" format=\"ascii\">\n";
+  std::vector<double> volume_ratio(n);
+  std::vector<std::int32_t> connectivity(n);
+  std::vector<std::int32_t> offsets(n);
   for (std::size_t p = 0; p < n; ++p) {
-    std::snprintf(line, sizeof line, "%.9g\n",
-                  determinant(&particles.deformation[p * dim * dim], dimension));
-    out << line;
+    volume_ratio[p] = determinant(&particles.deformation[p * dim * dim], dimension);
+    connectivity[p] = static_cast<std::int32_t>(p);
+    offsets[p] = static_cast<std::int32_t>(p + 1);
   }
-  out << "</DataArray>\n</PointData>\n<Verts>\n"
-         "<DataArray type=\"Int32\" Name=\"connectivity\" format=\"ascii\">\n";
-  for (std::size_t p = 0; p < n; ++p) {
-    out << p << '\n';
-  }
-  out << "</DataArray>\n<DataArray type=\"Int32\" Name=\"offsets\" format=\"ascii\">\n";
-  for (std::size_t p = 0; p < n; ++p) {
-    out << p + 1 << '\n';
-  }
-  out << "</DataArray>\n</Verts>\n</Piece>\n</PolyData>\n</VTKFile>\n";
-  if (!out) {
-    throw Error("write_particles_vtp: cannot write " + file.string());
-  }
+  geometry::VtkXmlWriter writer(encoding);
+  writer.begin("PolyData");
+  writer.text("  <PolyData>\n    <Piece NumberOfPoints=\"" + std::to_string(n) +
+              "\" NumberOfVerts=\"" + std::to_string(n) +
+              "\" NumberOfLines=\"0\" NumberOfStrips=\"0\" NumberOfPolys=\"0\">\n      <Points>\n");
+  const std::vector<double> positions = as_3d(particles.positions);
+  writer.data_array("", 3, std::span<const double>(positions), 3);
+  writer.text("      </Points>\n      <PointData Vectors=\"velocity\" Scalars=\"J\">\n");
+  const std::vector<double> velocities = as_3d(particles.velocities);
+  writer.data_array("velocity", 3, std::span<const double>(velocities), 3);
+  writer.data_array("J", 1, std::span<const double>(volume_ratio), 1);
+  writer.text("      </PointData>\n      <Verts>\n");
+  writer.data_array("connectivity", 1, std::span<const std::int32_t>(connectivity), 16);
+  writer.data_array("offsets", 1, std::span<const std::int32_t>(offsets), 16);
+  writer.text("      </Verts>\n    </Piece>\n  </PolyData>\n");
+  writer.write(file, "write_particles_vtp");
 }
 
-FrameWriter::FrameWriter(std::filesystem::path directory, const geometry::MeshData& grid_mesh)
-    : directory_(std::move(directory)), grid_mesh_(grid_mesh) {
+FrameWriter::FrameWriter(std::filesystem::path directory, const geometry::MeshData& grid_mesh,
+                         geometry::VtkEncoding encoding)
+    : directory_(std::move(directory)), grid_mesh_(grid_mesh), encoding_(encoding) {
   std::error_code error;
   std::filesystem::create_directories(directory_, error);
   if (error) {
@@ -110,9 +103,11 @@ FrameWriter::FrameWriter(std::filesystem::path directory, const geometry::MeshDa
 void FrameWriter::write_frame(int dimension, double time, const ParticleState& particles,
                               const GridState& grid) {
   const int frame = frames_written();
-  write_particles_vtp(directory_ / frame_name("particles", frame, "vtp"), dimension, particles);
+  write_particles_vtp(directory_ / frame_name("particles", frame, "vtp"), dimension, particles,
+                      encoding_);
   geometry::write_vtu(directory_ / frame_name("grid", frame, "vtu"), grid_mesh_,
-                      {{"mass", 1, grid.masses}, {"velocity", dimension, grid.velocities}});
+                      {{"mass", 1, grid.masses}, {"velocity", dimension, grid.velocities}}, {},
+                      encoding_);
   times_.push_back(time);
   write_collection(directory_ / "particles.pvd", "particles", "vtp", times_);
   write_collection(directory_ / "grid.pvd", "grid", "vtu", times_);

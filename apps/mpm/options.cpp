@@ -54,6 +54,10 @@ CommandLine parse_command_line(std::span<const std::string_view> arguments,
       options.memory_report = true;
       continue;
     }
+    if (flag == "--ascii") {
+      options.ascii = true;
+      continue;
+    }
     if (flag == "--capture") {
       options.capture = true;
       continue;

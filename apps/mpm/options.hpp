@@ -41,15 +41,17 @@ struct CommandLine {
   /// A checkpoint to resume from (its setup replaces the scene flags).
   std::string restart;
   bool memory_report = false;
+  /// Frames with ASCII arrays instead of appended raw binary.
+  bool ascii = false;
   /// Steps run captured (StepMode::captured).
   bool capture = false;
   bool help = false;
 };
 
 /// Parses the arguments after the program's name: the scene flags, --steps N, --every N,
-/// --out DIR, --checkpoint-every N, --restart FILE, --memory-report, --capture, --help. Throws
-/// afem::Error naming the flag for an unknown flag, a missing value, a bad value, or a scene flag
-/// given with
+/// --out DIR, --checkpoint-every N, --restart FILE, --memory-report, --capture, --ascii, --help.
+/// Throws afem::Error naming the flag for an unknown flag, a missing value, a bad value, or a scene
+/// flag given with
 /// --restart. The scene itself is checked by make_scene().
 CommandLine parse_command_line(std::span<const std::string_view> arguments, const Program& program);
 

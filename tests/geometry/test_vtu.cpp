@@ -1,6 +1,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <filesystem>
@@ -27,19 +28,35 @@ using test::TempFile;
 using test::values_after;
 using test::words;
 
-TEST(WriteVtu, WritesAQuadMeshWithPointAndCellData) {
+class WriteVtuIn : public ::testing::TestWithParam<VtkEncoding> {};
+
+TEST_P(WriteVtuIn, WritesAQuadMeshWithPointAndCellData) {
+  const VtkEncoding encoding = GetParam();
   MeshData mesh = box_mesh(CellType::quadrilateral, {2, 1, 0}, {0, 0, 0}, {2, 1, 0});
   mesh.cell_tags = {4, -1};
   const VtuArray velocity{"velocity", 2, {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11.5}};
   const VtuArray pressure{"pressure", 1, {0.25, -1e-300}};
   const TempFile file("quads", ".vtu");
-  write_vtu(file.path(), mesh, {velocity}, {pressure});
+  write_vtu(file.path(), mesh, {velocity}, {pressure}, encoding);
   const std::string xml = read_all(file.path());
 
   EXPECT_EQ(xml.rfind("<?xml version=\"1.0\"?>", 0), 0U) << xml;
-  EXPECT_NE(xml.find(R"(<VTKFile type="UnstructuredGrid" version="0.1")"), std::string::npos);
+  EXPECT_NE(xml.find(R"(<VTKFile type="UnstructuredGrid" version="1.0" byte_order="LittleEndian" )"
+                     R"(header_type="UInt64">)"),
+            std::string::npos);
   EXPECT_NE(xml.find(R"(<Piece NumberOfPoints="6" NumberOfCells="2">)"), std::string::npos);
-  EXPECT_EQ(occurrences(xml, "<DataArray"), occurrences(xml, "</DataArray>"));
+  if (encoding == VtkEncoding::ascii) {
+    EXPECT_EQ(occurrences(xml, "<DataArray"), occurrences(xml, "</DataArray>"));
+    EXPECT_EQ(occurrences(xml, "<AppendedData"), 0U);
+  } else {
+    // Every array is an empty element pointing into the one appended section.
+    EXPECT_EQ(occurrences(xml, "<DataArray"), 7U);
+    EXPECT_EQ(occurrences(xml, R"(format="appended")"), 7U);
+    EXPECT_EQ(occurrences(xml, "</DataArray>"), 0U);
+    EXPECT_EQ(occurrences(xml, R"(<AppendedData encoding="raw">)"), 1U);
+    EXPECT_LT(xml.find("</UnstructuredGrid>"), xml.find("<AppendedData"));
+    EXPECT_LT(xml.rfind("</AppendedData>"), xml.rfind("</VTKFile>"));
+  }
   for (const char* element :
        {"VTKFile", "UnstructuredGrid", "Piece", "PointData", "CellData", "Points", "Cells"}) {
     EXPECT_EQ(occurrences(xml, std::string("<") + element + ">") +
@@ -70,6 +87,43 @@ TEST(WriteVtu, WritesAQuadMeshWithPointAndCellData) {
   const std::size_t points_array = xml.find("<DataArray", points);
   EXPECT_NE(xml.substr(points_array, 80).find(R"(NumberOfComponents="3")"), std::string::npos);
   EXPECT_EQ(values_after(xml, points_array), words("0 0 0 1 0 0 2 0 0 0 1 0 1 1 0 2 1 0"));
+}
+
+INSTANTIATE_TEST_SUITE_P(Encodings, WriteVtuIn,
+                         ::testing::Values(VtkEncoding::binary, VtkEncoding::ascii),
+                         [](const auto& param_info) {
+                           return param_info.param == VtkEncoding::binary ? "binary" : "ascii";
+                         });
+
+TEST(WriteVtu, BinaryIsTheDefaultAndHoldsExactlyWhatAsciiHoldsInFewerBytes) {
+  const MeshData mesh = box_mesh(CellType::hexahedron, {20, 20, 20}, {0, 0, 0}, {1, 1, 1});
+  const auto vertices = static_cast<std::size_t>(mesh.vertex_total());
+  VtuArray field{"field", 3, std::vector<double>(3 * vertices)};
+  for (std::size_t i = 0; i < field.values.size(); ++i) {
+    field.values[i] = std::sin(0.37 * static_cast<double>(i)) / 3.0;
+  }
+  const TempFile binary("big_binary", ".vtu");
+  const TempFile ascii("big_ascii", ".vtu");
+  write_vtu(binary.path(), mesh, {field});
+  write_vtu(ascii.path(), mesh, {field}, {}, VtkEncoding::ascii);
+  const std::string binary_xml = read_all(binary.path());
+  const std::string ascii_xml = read_all(ascii.path());
+  EXPECT_NE(data_array_tag(binary_xml, "field").find(R"(format="appended")"), std::string::npos);
+  for (const char* name : {"field", "connectivity", "offsets", "types", "cell_tag"}) {
+    const std::vector<std::string> values = data_array_values(binary_xml, name);
+    EXPECT_FALSE(values.empty()) << name;
+    EXPECT_EQ(values, data_array_values(ascii_xml, name)) << name;
+  }
+  EXPECT_EQ(test::data_array_numbers(binary_xml, "field"), field.values);  // bit for bit
+  const auto points = [](const std::string& xml) {
+    return values_after(xml, xml.find("<DataArray", xml.find("<Points>")));
+  };
+  EXPECT_EQ(points(binary_xml).size(), 3 * vertices);
+  EXPECT_EQ(points(binary_xml), points(ascii_xml));
+  // 8 bytes a value against 20 characters or so for full-precision values, less for the
+  // short integers of the connectivity: 0.59 of ASCII's size here.
+  EXPECT_LT(4 * binary_xml.size(), 3 * ascii_xml.size())
+      << binary_xml.size() << " bytes binary, " << ascii_xml.size() << " ASCII";
 }
 
 TEST(WriteVtu, WritesEachCellTypesVtkNumber) {
