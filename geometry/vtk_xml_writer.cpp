@@ -86,8 +86,12 @@ void VtkXmlWriter::data_array(std::string_view name, int components, std::span<c
   if (encoding_ == VtkEncoding::binary) {
     xml_ += " format=\"appended\" offset=\"" + std::to_string(appended_.size()) + "\"/>\n";
     const std::uint64_t bytes = values.size_bytes();
-    appended_.append(reinterpret_cast<const char*>(&bytes), sizeof bytes);
-    appended_.append(reinterpret_cast<const char*>(values.data()), values.size_bytes());
+    const std::size_t at = appended_.size();
+    appended_.resize(at + sizeof bytes + values.size_bytes());
+    std::memcpy(appended_.data() + at, &bytes, sizeof bytes);
+    if (!values.empty()) {
+      std::memcpy(appended_.data() + at + sizeof bytes, values.data(), values.size_bytes());
+    }
     return;
   }
   xml_ += " format=\"ascii\">\n";

@@ -22,6 +22,7 @@ public:
   OwnedStream(OwnedStream&&) = delete;
   OwnedStream& operator=(OwnedStream&&) = delete;
 
+  /// The stream; valid until this object is destroyed.
   [[nodiscard]] const Stream& stream() const noexcept { return stream_; }
 
 private:

@@ -17,6 +17,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <cstdint>
 #include <limits>
 #include <memory>
 #include <span>
@@ -525,6 +526,8 @@ public:
   std::size_t capture_scratch_bytes_ = 0;
   /// The most particles a sizing step ran with (-1: none yet).
   std::int32_t sized_count_ = -1;
+  /// Sizing steps still to run before the next capture.
+  int sizing_steps_left_ = 0;
   std::uint64_t sizing_steps_ = 0;
   /// Whether every cell is selected (the captured step's shape) rather than the active ones.
   bool all_cells_ = false;
@@ -873,6 +876,26 @@ void detail::SimulationOn<D, Spaces>::grid_to_particle() {
   thrust::for_each_n(policy, thrust::counting_iterator<std::size_t>(0), n, update);
 }
 
+namespace detail {
+
+/// Points an arena slot at another arena until it goes out of scope.
+class ArenaSwap {
+public:
+  ArenaSwap(memory::Arena*& slot, memory::Arena& other)
+      : slot_(&slot), saved_(std::exchange(slot, &other)) {}
+  ~ArenaSwap() { *slot_ = saved_; }
+  ArenaSwap(const ArenaSwap&) = delete;
+  ArenaSwap& operator=(const ArenaSwap&) = delete;
+  ArenaSwap(ArenaSwap&&) = delete;
+  ArenaSwap& operator=(ArenaSwap&&) = delete;
+
+private:
+  memory::Arena** slot_;
+  memory::Arena* saved_;
+};
+
+}  // namespace detail
+
 template <int D>
 void detail::SimulationState<D>::captured_step() {
   if (has_open_face()) {
@@ -882,37 +905,51 @@ void detail::SimulationState<D>::captured_step() {
     release_captures();
     select_all_cells();
     all_cells_ = true;
+    // Two binnings before the capture: the quadrature's buffers of the first go back to the
+    // pool's cache in the second, and the capture's binning takes them from there (a capture
+    // must not ask the pool's upstream for memory).
+    sizing_steps_left_ = 2;
   }
   if (particle_count_ > sized_count_) {
+    sizing_steps_left_ = std::max(sizing_steps_left_, 1);
+  }
+  if (sizing_steps_left_ > 0) {
     // A sizing step: the fixed-shape step runs directly, and the step arena's peak sizes the
     // scratch of the captures that follow (a capture cannot grow its scratch once recorded).
-    release_captures();
-    all_cells_ = true;
+    captures_->erase(0);
+    captured_count_ = -1;
     fixed_step();
     const std::size_t peak = arena_->stats().peak_used_bytes;
     capture_scratch_bytes_ = std::max(capture_scratch_bytes_, peak + peak / 8);
     captures_->set_scratch_bytes(capture_scratch_bytes_);
-    sized_count_ = particle_count_;
+    sized_count_ = std::max(sized_count_, particle_count_);
+    --sizing_steps_left_;
     ++sizing_steps_;
     return;
   }
   if (captured_count_ != particle_count_) {
     captures_->erase(0);
   }
-  captured_count_ = particle_count_;
-  captures_->run(0, pool_->stream(), {}, {}, [this](memory::CaptureRecorder& recorder) {
-    memory::Arena& scratch = recorder.scratch();
-    recorder.launch([this, &scratch](const memory::Stream&) {
-      memory::Arena* const step_arena = std::exchange(arena_, &scratch);
-      try {
+  try {
+    captures_->run(0, pool_->stream(), {}, {}, [this](memory::CaptureRecorder& recorder) {
+      memory::Arena& scratch = recorder.scratch();
+      recorder.launch([this, &scratch, count = particle_count_](const memory::Stream&) {
+        // On the CPU the recording runs the step's host code at every replay: a replay for
+        // another particle count than the capture's would be a stale recording.
+        AFEM_EXPECTS(particle_count_ == count,
+                     "Simulation: a step captured for " + std::to_string(count) +
+                         " particles was replayed with " + std::to_string(particle_count_));
+        const ArenaSwap swap(arena_, scratch);
         fixed_step();
-      } catch (...) {
-        arena_ = step_arena;
-        throw;
-      }
-      arena_ = step_arena;
+      });
     });
-  });
+  } catch (...) {
+    // Nothing of a failed capture is kept; the next step selects, sizes and captures anew.
+    release_captures();
+    sized_count_ = -1;
+    throw;
+  }
+  captured_count_ = particle_count_;
 }
 
 template <int D>
@@ -1098,7 +1135,10 @@ void Simulation<D>::set_step_mode(StepMode mode) {
                  "(its pressure solve reads the residual back every iteration to decide when to "
                  "stop); run it with StepMode::direct");
     const memory::Stream& stream = state.pool_->stream();
-    AFEM_EXPECTS(!stream.device().is_cuda() || stream.native_handle() != nullptr,
+    // cudaStreamLegacy and cudaStreamPerThread are the handles 0x1 and 0x2.
+    const auto handle = reinterpret_cast<std::uintptr_t>(  // NOLINT(*-reinterpret-cast)
+        stream.native_handle());
+    AFEM_EXPECTS(!stream.device().is_cuda() || handle > 2,
                  "Simulation::set_step_mode: the pool runs on CUDA's legacy default stream, "
                  "which cannot be captured; give the pool a stream of its own "
                  "(memory::OwnedStream, PoolOptions::stream)");

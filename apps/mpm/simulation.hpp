@@ -43,7 +43,8 @@ struct ParticleState {
 /// removes particles leaving through an open face, add_particles, remove_particles,
 /// load_checkpoint) or the simulation is destroyed. Write them between steps only, keep positions
 /// inside the domain box (a particle past an open face is removed at the next step) and material
-/// indices in range.
+/// indices in range. On CUDA a step returns with its work queued on the pool's stream: read or
+/// write the views in that stream's order (memory::copy_to_host/copy_to_device on it).
 struct ParticleViews {
   memory::ArrayView<double> positions;
   memory::ArrayView<double> velocities;
@@ -80,17 +81,20 @@ struct GridState {
 /// - captured: the step runs as the captured step of a memory::CaptureCache, a CUDA graph on a
 ///   GPU and the recorded list of its launches on the CPU, over every cell of the grid (a fixed
 ///   shape: selecting the active cells reads their count back, which a graph cannot). Particles
-///   come out bitwise the same as in direct mode. The first step, and each step whose particle
-///   count exceeds every count before, runs directly once to size the capture's scratch (a
-///   sizing step); a step whose particle count differs from the capture's releases it and
-///   captures anew (a recapture). Removal through an open face runs before the captured part.
-///   The incompressible fluid cannot be captured (its solve reads residuals back).
+///   come out bitwise the same as in direct mode. The first two steps, and each step whose
+///   particle count exceeds every count before, run directly to size the capture's scratch and
+///   leave the binning's buffers in the pool's cache (sizing steps); a step whose particle count
+///   differs from the capture's releases it and captures anew (a recapture), so a run that loses
+///   particles through an open face every few steps recaptures as often. Removal through an open
+///   face runs before the captured part. The incompressible fluid cannot be captured (its solve
+///   reads residuals back).
 enum class StepMode : std::uint8_t { direct, captured };
 
 /// Counters of a Simulation's captured steps.
 struct CaptureReport {
   std::uint64_t captures = 0;      ///< steps captured, the first included
-  std::uint64_t recaptures = 0;    ///< captures after the first (a count change, a direct step)
+  std::uint64_t recaptures = 0;    ///< captures after the first (after a count change, or a
+                                   ///< release by a direct step or a failed capture)
   std::uint64_t replays = 0;       ///< captured steps run (a capture replays once)
   std::uint64_t sizing_steps = 0;  ///< fixed-shape steps run directly to size the scratch
   std::size_t retained_bytes = 0;  ///< pool bytes the live capture holds (its scratch)
@@ -132,9 +136,12 @@ public:
   /// then resets the step arena.
   void step();
   /// Selects how step() runs (StepMode::direct at construction). Throws afem::Error for
-  /// StepMode::captured on the incompressible fluid. Leaving captured mode, or calling the parts
-  /// of a step below, releases the captured step (waiting for its work first).
+  /// StepMode::captured on the incompressible fluid, or when the pool runs on CUDA's legacy
+  /// default stream (give it a memory::OwnedStream). Leaving captured mode, rebin() and
+  /// destruction release the captured step, waiting for its queued work first. A capture that
+  /// throws (out of memory) keeps nothing, and the next step sizes and captures anew.
   void set_step_mode(StepMode mode);
+  /// How step() runs.
   [[nodiscard]] StepMode step_mode() const;
   /// The captured steps' counters (zeros in direct mode before any capture).
   [[nodiscard]] CaptureReport capture_report() const;
@@ -157,7 +164,7 @@ public:
   [[nodiscard]] std::int64_t particles_left() const;
   [[nodiscard]] std::int64_t steps_taken() const;
   [[nodiscard]] double time() const;
-  /// Cells that held particles at the last rebin().
+  /// Cells that held particles at the last rebin() (in captured mode: every cell of the grid).
   [[nodiscard]] std::int32_t active_cell_count() const;
   /// Particles outside the grid at the last rebin() (with an open face, 0: rebin() first removes
   /// those that left); reads one value back from the device.
