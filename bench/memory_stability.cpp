@@ -152,7 +152,6 @@ Options parse(int argc, char** argv) {
       options.out = std::string(value);
     } else if (flag == "--recapture-every") {
       options.recapture_every = apps::parse_integer(flag, value, 1, std::int64_t{1} << 40);
-
     } else {
       throw Error("memory_stability: unknown option '" + std::string(flag) + "' (see --help)");
     }

@@ -51,8 +51,7 @@ struct CommandLine {
 /// Parses the arguments after the program's name: the scene flags, --steps N, --every N,
 /// --out DIR, --checkpoint-every N, --restart FILE, --memory-report, --capture, --ascii, --help.
 /// Throws afem::Error naming the flag for an unknown flag, a missing value, a bad value, or a scene
-/// flag given with
-/// --restart. The scene itself is checked by make_scene().
+/// flag given with --restart. The scene itself is checked by make_scene().
 CommandLine parse_command_line(std::span<const std::string_view> arguments, const Program& program);
 
 }  // namespace afem::apps::mpm
