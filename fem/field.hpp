@@ -99,7 +99,10 @@ public:
 
   [[nodiscard]] const Space& space() const { return *space_; }
   /// Dof values (node-major: node * components + component), in the backend's memory.
-  [[nodiscard]] memory::ArrayView<double> dofs() const { return dofs_.view(); }
+  /// The dof values, to read.
+  [[nodiscard]] memory::ArrayView<const double> dofs() const { return dofs_.view(); }
+  /// The dof values, to write (the field must not be const).
+  [[nodiscard]] memory::ArrayView<double> dofs() { return dofs_.view(); }
   [[nodiscard]] View view() const { return {space_->view(), dofs_.view()}; }
 
 private:
