@@ -72,7 +72,12 @@ public:
     detail_build(cell_nodes.view(), node_cell_local.view(), scratch);
     memory::replace_owned(cell_nodes_, std::move(cell_nodes));
     memory::replace_owned(node_cell_local_, std::move(node_cell_local));
+    ++version_;
   }
+
+  /// Counts the numberings: 1 after construction, one more after each rebuild() (a
+  /// DiscreteField made before a rebuild refuses to be used after it).
+  [[nodiscard]] std::uint64_t version() const { return version_; }
 
   [[nodiscard]] const G& geometry() const { return *grid_; }
   [[nodiscard]] memory::Pool& pool() const { return *pool_; }
@@ -136,6 +141,7 @@ private:
   const G* grid_;
   memory::Pool* pool_;
   std::int32_t node_count_ = 0;
+  std::uint64_t version_ = 0;
   memory::Temporary<std::int32_t> cell_nodes_;
   memory::Temporary<std::int32_t> node_cell_local_;
 };

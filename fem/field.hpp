@@ -81,8 +81,9 @@ struct DiscreteFieldView {
   }
 };
 
-/// A field on a LagrangeSpace: owns its dof values ("DiscreteField.dofs" in the space's pool,
-/// zero-initialised) until destroyed.
+/// A field on a LagrangeSpace or BSplineSpace: owns its dof values ("DiscreteField.dofs" in the
+/// space's pool, zero-initialised) until destroyed. Its dofs follow the space's numbering of its
+/// construction: after the space's rebuild() every access throws afem::Error (make a new field).
 template <class Space>
 class DiscreteField {
 public:
@@ -90,6 +91,7 @@ public:
 
   explicit DiscreteField(const Space& space)
       : space_(&space),
+        version_(space.version()),
         dofs_(memory::borrow_temporary<double>(
             space.pool(), static_cast<std::size_t>(space.dof_count()), "DiscreteField.dofs")) {
     std::vector<double> zeros(dofs_.size(), 0.0);
@@ -98,15 +100,31 @@ public:
   }
 
   [[nodiscard]] const Space& space() const { return *space_; }
-  /// Dof values (node-major: node * components + component), in the backend's memory.
-  /// The dof values, to read.
-  [[nodiscard]] memory::ArrayView<const double> dofs() const { return dofs_.view(); }
-  /// The dof values, to write (the field must not be const).
-  [[nodiscard]] memory::ArrayView<double> dofs() { return dofs_.view(); }
-  [[nodiscard]] View view() const { return {space_->view(), dofs_.view()}; }
+  /// Dof values (node-major: node * components + component), in the backend's memory, to read.
+  [[nodiscard]] memory::ArrayView<const double> dofs() const {
+    check_current();
+    return dofs_.view();
+  }
+  /// The same, to write (the field must not be const).
+  [[nodiscard]] memory::ArrayView<double> dofs() {
+    check_current();
+    return dofs_.view();
+  }
+  /// What kernels read: the space's view and the dofs.
+  [[nodiscard]] View view() const {
+    check_current();
+    return {space_->view(), dofs_.view()};
+  }
 
 private:
+  void check_current() const {
+    AFEM_EXPECTS(space_->version() == version_,
+                 "DiscreteField: its space was rebuilt (renumbered) after the field was made, so "
+                 "its dofs follow the old numbering; make a new field on the space");
+  }
+
   const Space* space_;
+  std::uint64_t version_;
   memory::Temporary<double> dofs_;
 };
 

@@ -263,6 +263,7 @@ void element_matrices(memory::ArrayView<double> out, const Q& quadrature,
   auto policy = memory::arena_policy(scratch, "integrate.thrust");
   const auto domain = quadrature.domain().view();
   const auto q = quadrature.view();
+  detail::check_fields_on(quadrature, "integrate", fields...);
   const auto pack = detail::make_field_pack(fields...);
   constexpr bool prepared =
       PreparedIntegrand<Integrand, Domain::dimension, FieldArgument<Fields>...>;
@@ -329,6 +330,7 @@ void integral_sums(double* total, const Q& quadrature, const Integrand& integran
   const memory::ArrayView<double> out = sums.view();
   const auto domain = quadrature.domain().view();
   const auto q = quadrature.view();
+  detail::check_fields_on(quadrature, "integrate", fields...);
   const auto pack = make_field_pack(fields...);
   thrust::for_each_n(policy, thrust::counting_iterator<std::int32_t>(0), elements,
                      [=] AFEM_HOST_DEVICE(std::int32_t e) {
@@ -479,6 +481,7 @@ void integrate(memory::ArrayView<double> vector, const Q& quadrature, const Test
   const auto domain = quadrature.domain().view();
   const auto q = quadrature.view();
   const RestrictionView restriction = test.view();
+  detail::check_fields_on(quadrature, "integrate", fields...);
   const auto pack = detail::make_field_pack(fields...);
   constexpr bool tabulated =
       Domain::kind == quadrature::ElementKind::cell && decltype(quadrature.view())::uniform;

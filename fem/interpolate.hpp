@@ -45,6 +45,7 @@ void interpolate(memory::ArrayView<double> out, const Q& quadrature, const Integ
   auto policy = memory::arena_policy(scratch, "interpolate.thrust");
   const auto domain = quadrature.domain().view();
   const auto q = quadrature.view();
+  detail::check_fields_on(quadrature, "interpolate", fields...);
   const auto pack = detail::make_field_pack(fields...);
   thrust::for_each_n(policy, thrust::counting_iterator<std::int32_t>(0), elements,
                      [=] AFEM_HOST_DEVICE(std::int32_t e) {
@@ -78,6 +79,8 @@ void interpolate(DiscreteField<Space>& field, const Integrand& integrand, memory
   const auto space = field.space().view();
   const memory::ArrayView<const std::int32_t> representative = field.space().node_cell_local();
   const memory::ArrayView<double> dofs = field.dofs();
+  [[maybe_unused]] std::size_t index = 0;
+  (detail::check_field_on(field.space().geometry(), "interpolate", index++, fields), ...);
   const auto pack = detail::make_field_pack(fields...);
   thrust::for_each_n(policy, thrust::counting_iterator<std::int32_t>(0), space.node_count,
                      [=] AFEM_HOST_DEVICE(std::int32_t n) {

@@ -81,7 +81,12 @@ public:
     memory::replace_owned(topology_.cell_nodes, std::move(fresh.cell_nodes));
     memory::replace_owned(topology_.node_cell_local, std::move(fresh.node_cell_local));
     topology_.node_count = fresh.node_count;
+    ++version_;
   }
+
+  /// Counts the numberings: 1 after construction, one more after each rebuild() (a
+  /// DiscreteField made before a rebuild refuses to be used after it).
+  [[nodiscard]] std::uint64_t version() const { return version_; }
 
   [[nodiscard]] const G& geometry() const { return *geometry_; }
   [[nodiscard]] memory::Pool& pool() const { return *pool_; }
@@ -101,6 +106,7 @@ private:
   const G* geometry_;
   memory::Pool* pool_;
   SpaceTopology topology_;
+  std::uint64_t version_ = 0;
 };
 
 }  // namespace afem::fem

@@ -4,10 +4,13 @@
 /// FieldPack: the extra field arguments of an integrand, carried into kernels by value and
 /// appended to the integrand's leading arguments.
 
+#include <cstddef>
+#include <string>
 #include <type_traits>
 #include <utility>
 
 #include "memory/config.hpp"
+#include "memory/error.hpp"
 
 namespace afem::fem::detail {
 
@@ -46,6 +49,27 @@ auto as_field(const T& field) {
 
 template <class T>
 using FieldArgument = decltype(as_field(std::declval<const T&>()));
+
+/// Throws afem::Error when field argument `index` of `what` is a DiscreteField on another
+/// geometry than `geometry` (the quadrature's): its dofs would be read at another mesh's cells.
+template <class G, class T>
+void check_field_on(const G& geometry, const char* what, std::size_t index, const T& field) {
+  if constexpr (requires { field.space().geometry(); }) {
+    AFEM_EXPECTS(
+        static_cast<const void*>(&field.space().geometry()) == static_cast<const void*>(&geometry),
+        std::string(what) + ": field argument " + std::to_string(index) +
+            " lives on another geometry than the quadrature's domain; its values would "
+            "be read at another mesh's cells");
+  }
+}
+
+/// check_field_on for every field argument.
+template <class Q, class... Fields>
+void check_fields_on([[maybe_unused]] const Q& quadrature, [[maybe_unused]] const char* what,
+                     const Fields&... fields) {
+  [[maybe_unused]] std::size_t index = 0;
+  (check_field_on(quadrature.domain().geometry(), what, index++, fields), ...);
+}
 
 inline FieldPack<> make_field_pack() {
   return {};

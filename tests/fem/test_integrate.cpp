@@ -9,6 +9,7 @@
 #include <optional>
 #include <string>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "fem/boundary.hpp"
@@ -268,6 +269,96 @@ TEST_F(IntegrateTest, AnalyticFieldsAreEvaluatedAtTheSamplePosition) {
   const quadrature::RegularQuadrature q(cells, 2, *pool_);
   EXPECT_NEAR(integrate(q, Evaluate{}, *arena_, AnalyticField{Paraboloid{}}), 1.0 / 3.0 + 0.5,
               1e-14);
+}
+
+/// x² + y at the sample.
+struct ParaboloidAt {
+  AFEM_HOST_DEVICE double operator()(const Sample<2>& s) const { return s.x[0] * s.x[0] + s.x[1]; }
+};
+
+/// The value of a field at the sample.
+struct FieldValue {
+  template <int D, class Field>
+  AFEM_HOST_DEVICE double operator()(const Sample<D>& s, const Field& f) const {
+    return f.value(s);
+  }
+};
+
+/// The first field's value.
+struct CopyField {
+  template <int D, class Field>
+  AFEM_HOST_DEVICE double operator()(const Sample<D>& s, const Field& f) const {
+    return f.value(s);
+  }
+  template <int D, class Field, class V>
+  AFEM_HOST_DEVICE double operator()(const Sample<D>& s, const V& v, const Field& f) const {
+    return f.value(s) * v.value();
+  }
+};
+
+TEST_F(IntegrateTest, AFieldOnAnotherGeometryIsRefusedByName) {
+  // Two meshes of the same shape: a field of one integrated over the other's cells would read
+  // its dofs at cells it does not own.
+  auto geometry = test::UnitBox<geometry::Trimesh>::make(4, *pool_, *arena_);
+  auto other = test::UnitBox<geometry::Trimesh>::make(4, *pool_, *arena_);
+  const LagrangeSpace<geometry::Trimesh, 1> space(*geometry, *pool_, *arena_);
+  const LagrangeSpace<geometry::Trimesh, 1> other_space(*other, *pool_, *arena_);
+  DiscreteField u(other_space);
+  interpolate(u, ParaboloidAt{}, *arena_);
+  const quadrature::Cells cells(*geometry);
+  const quadrature::RegularQuadrature q(cells, 2, *pool_);
+  const SpaceRestriction restriction(space, cells, *arena_);
+  const auto expect_refused = [](auto&& call, const char* what) {
+    try {
+      call();
+      FAIL() << what << " took a field of another geometry";
+    } catch (const Error& error) {
+      EXPECT_NE(std::string(error.what())
+                    .find(std::string(what) + ": field argument 0 lives on "
+                                              "another geometry"),
+                std::string::npos)
+          << error.what();
+    }
+  };
+  expect_refused([&] { (void)integrate(q, FieldValue{}, *arena_, u); }, "integrate");
+  auto b = memory::borrow_temporary<double>(*pool_, static_cast<std::size_t>(space.dof_count()),
+                                            "test.b");
+  expect_refused([&] { integrate(b.view(), q, restriction, CopyField{}, *arena_, u); },
+                 "integrate");
+  auto values = memory::borrow_temporary<double>(*pool_, static_cast<std::size_t>(q.sample_count()),
+                                                 "test.values");
+  expect_refused([&] { interpolate(values.view(), q, FieldValue{}, *arena_, u); }, "interpolate");
+  DiscreteField v(space);
+  expect_refused([&] { interpolate(v, FieldValue{}, *arena_, u); }, "interpolate");
+  // On its own geometry the same field is taken.
+  const quadrature::Cells other_cells(*other);
+  const quadrature::RegularQuadrature other_q(other_cells, 2, *pool_);
+  EXPECT_NEAR(integrate(other_q, FieldValue{}, *arena_, u), 1.0 / 3.0 + 0.5, 0.05);
+}
+
+TEST_F(IntegrateTest, AFieldIsRefusedOnceItsSpaceWasRebuilt) {
+  auto geometry = test::UnitBox<geometry::Trimesh>::make(4, *pool_, *arena_);
+  LagrangeSpace<geometry::Trimesh, 2> space(*geometry, *pool_, *arena_);
+  EXPECT_EQ(space.version(), 1U);
+  DiscreteField u(space);
+  interpolate(u, ParaboloidAt{}, *arena_);
+  const quadrature::Cells cells(*geometry);
+  const quadrature::RegularQuadrature q(cells, 4, *pool_);
+  const double before = integrate(q, FieldValue{}, *arena_, u);
+  space.rebuild(*arena_);
+  EXPECT_EQ(space.version(), 2U);
+  try {
+    (void)integrate(q, FieldValue{}, *arena_, u);
+    FAIL() << "a field of the old numbering was read";
+  } catch (const Error& error) {
+    EXPECT_NE(std::string(error.what()).find("DiscreteField: its space was rebuilt"),
+              std::string::npos)
+        << error.what();
+  }
+  EXPECT_THROW((void)std::as_const(u).dofs(), Error);
+  DiscreteField fresh(space);
+  interpolate(fresh, ParaboloidAt{}, *arena_);
+  EXPECT_NEAR(integrate(q, FieldValue{}, *arena_, fresh), before, 1e-14);
 }
 
 TEST_F(IntegrateTest, ExplicitQuadratureUsesTheCallersPointsAndChecksTheirSizes) {
