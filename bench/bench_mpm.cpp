@@ -6,6 +6,7 @@
 #include <benchmark/benchmark.h>
 
 #include <chrono>
+#include <cstdint>
 #include <cmath>
 #include <memory>
 
@@ -85,11 +86,17 @@ void run_steps(benchmark::State& state, const afem::apps::mpm::SceneOptions& opt
 }
 
 /// The default scene (the 2D sand column, 2 x 2 particles per cell in a column covering 9 % of
-/// the box) with about state.range(0) particles.
-void mpm_sand_column_2d(benchmark::State& state) {
+/// the box) with about `particles` particles.
+afem::apps::mpm::SceneOptions sand_column_of(std::int64_t particles) {
   afem::apps::mpm::SceneOptions options;
   options.resolution =
-      static_cast<int>(std::lround(std::sqrt(static_cast<double>(state.range(0)) / 0.36)));
+      static_cast<int>(std::lround(std::sqrt(static_cast<double>(particles) / 0.36)));
+  return options;
+}
+
+/// The default scene with about state.range(0) particles.
+void mpm_sand_column_2d(benchmark::State& state) {
+  const afem::apps::mpm::SceneOptions options = sand_column_of(state.range(0));
   run_steps<2>(state, options);
 }
 BENCHMARK(mpm_sand_column_2d)
@@ -104,9 +111,7 @@ BENCHMARK(mpm_sand_column_2d)
 /// step in turn (the particles stay bitwise the same, so both do the same work). Counters: each
 /// mode's mean step in milliseconds and their ratio (below 1: the captured step is faster).
 void mpm_captured_vs_direct(benchmark::State& state) {
-  afem::apps::mpm::SceneOptions options;
-  options.resolution =
-      static_cast<int>(std::lround(std::sqrt(static_cast<double>(state.range(0)) / 0.36)));
+  const afem::apps::mpm::SceneOptions options = sand_column_of(state.range(0));
   Fixture<2> direct(options);
   Fixture<2> captured(options);
   captured.simulation->set_step_mode(afem::apps::mpm::StepMode::captured);

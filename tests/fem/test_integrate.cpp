@@ -284,12 +284,8 @@ struct FieldValue {
   }
 };
 
-/// The first field's value.
+/// The field's value times the test function (a linear form).
 struct CopyField {
-  template <int D, class Field>
-  AFEM_HOST_DEVICE double operator()(const Sample<D>& s, const Field& f) const {
-    return f.value(s);
-  }
   template <int D, class Field, class V>
   AFEM_HOST_DEVICE double operator()(const Sample<D>& s, const V& v, const Field& f) const {
     return f.value(s) * v.value();
