@@ -6,8 +6,8 @@
 #include <benchmark/benchmark.h>
 
 #include <chrono>
-#include <cstdint>
 #include <cmath>
+#include <cstdint>
 #include <memory>
 
 #include "apps/mpm/scene.hpp"
