@@ -32,7 +32,8 @@ namespace {
 /// Whether two arrays hold the same bytes (so -0.0 and 0.0 differ, and NaNs compare).
 template <class T>
 bool same_bytes(const std::vector<T>& a, const std::vector<T>& b) {
-  return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(T)) == 0;
+  return a.size() == b.size() &&
+         (a.empty() || std::memcmp(a.data(), b.data(), a.size() * sizeof(T)) == 0);
 }
 
 void expect_bitwise_same(const ParticleState& a, const ParticleState& b) {
@@ -151,10 +152,11 @@ TEST_F(MpmCaptureTest, OpenFacesAndExternalForcesRunCapturedToo) {
     }
     memory::copy_to_device(views.forces, std::span<const double>(forces), pool.stream());
     pool.stream().synchronize();
-    for (int s = 0; s < 400; ++s) {
+    for (int s = 0; s < 200; ++s) {
       simulation.step();
     }
     EXPECT_GT(simulation.particles_left(), 0);
+    EXPECT_GT(simulation.particle_count(), 0);  // some left, some still there to compare
     if (report != nullptr) {
       *report = simulation.capture_report();
     }
