@@ -151,8 +151,8 @@ void assemble_eigen(benchmark::State& state, P& problem) {
   for (auto _ : state) {
     const memory::ArenaScope scope(problem.arena);
     auto values = memory::borrow_temporary<double>(problem.arena, total, "bench.element_matrices");
-    fem::detail::element_matrices<1, Element, Element>(values.view(), *problem.q, LaplaceForm{},
-                                                       problem.arena);
+    fem::detail::element_matrices<1, 1, Element, Element>(values.view(), *problem.q, LaplaceForm{},
+                                                          problem.arena);
     const double* v = values.data();
     triplets.clear();
     for (std::size_t t = 0; t < total; ++t) {
@@ -179,8 +179,8 @@ void element_stage(benchmark::State& state, P& problem) {
   for (auto _ : state) {
     const memory::ArenaScope scope(problem.arena);
     auto values = memory::borrow_temporary<double>(problem.arena, total, "bench.element_matrices");
-    fem::detail::element_matrices<1, Element, Element>(values.view(), *problem.q, LaplaceForm{},
-                                                       problem.arena);
+    fem::detail::element_matrices<1, 1, Element, Element>(values.view(), *problem.q, LaplaceForm{},
+                                                          problem.arena);
     benchmark::DoNotOptimize(values.data());
   }
   report(state, problem);
@@ -255,7 +255,7 @@ void spmv(benchmark::State& state, P& problem) {
     fem::spmv(*problem.matrix, x.view(), y.view(), problem.arena);
     benchmark::DoNotOptimize(y.data());
   }
-  constexpr int b = decltype(problem.matrix->view())::block;
+  constexpr int b = decltype(problem.matrix->view())::block_row_size;
   const auto blocks = static_cast<double>(problem.matrix->block_count());
   const double bytes =
       blocks * (sizeof(double) * b * b + sizeof(std::int32_t)) +

@@ -1,8 +1,9 @@
 #pragma once
 
 /// @file
-/// BsrMatrix<B>: a block-sparse-row matrix with B x B blocks (B = 1, 2, 3) in the backend's
-/// memory, with SpMV, transpose, block diagonal and Dirichlet projection.
+/// BsrMatrix<R, C>: a block-sparse-row matrix with R x C blocks (1 to 3 each; square by default)
+/// in the backend's memory, with SpMV and transposed SpMV, transpose, block diagonal, the diagonal
+/// of A W A^T and Dirichlet projection.
 
 #include <thrust/binary_search.h>
 #include <thrust/copy.h>
@@ -14,6 +15,7 @@
 #include <thrust/scan.h>
 #include <thrust/sequence.h>
 
+#include <array>
 #include <cstdint>
 #include <limits>
 #include <span>
@@ -34,15 +36,25 @@
 namespace afem::fem {
 
 /// What kernels see of a BsrMatrix: row offsets (block_rows + 1), block columns (increasing in
-/// each row) and values (B * B per block, row-major in the block).
-template <int B>
+/// each row) and values (R * C per block, row-major in the block).
+template <int R, int C = R>
 struct BsrView {
-  static constexpr int block = B;
+  static constexpr int block_row_size = R;
+  static constexpr int block_column_size = C;
   std::int32_t block_rows = 0;
   std::int32_t block_columns = 0;
   memory::ArrayView<const std::int32_t> offsets;
   memory::ArrayView<const std::int32_t> columns;
   memory::ArrayView<double> values;
+};
+
+/// A BsrMatrix's pattern read by columns: the blocks of block column c are
+/// entries[offsets[c] .. offsets[c + 1]), in increasing row order, and rows[i] is the block row of
+/// entries[i].
+struct ColumnIndexView {
+  memory::ArrayView<const std::int32_t> offsets;
+  memory::ArrayView<const std::int32_t> entries;
+  memory::ArrayView<const std::int32_t> rows;
 };
 
 /// Which cached triplet plan a matrix's pattern came from (the restrictions' versions).
@@ -53,23 +65,28 @@ struct AssemblyKey {
   bool operator==(const AssemblyKey&) const = default;
 };
 
-/// A B x B block-sparse matrix. Owns "BsrMatrix.offsets", "BsrMatrix.columns", "BsrMatrix.values"
-/// and, once assembled by integrate(), the triplet plan of its pattern ("BsrMatrix.triplet_order",
-/// "BsrMatrix.block_starts") in its pool until destroyed. A new pattern is swapped in with
-/// replace_owned, so the matrix is left as it was when building one fails.
-template <int B>
+/// A block-sparse matrix with R x C blocks: R scalar rows per block row, C scalar columns per
+/// block column (a form whose test space has R components and trial space C). Owns
+/// "BsrMatrix.offsets", "BsrMatrix.columns", "BsrMatrix.values" and, once assembled by integrate(),
+/// the triplet plan of its pattern ("BsrMatrix.triplet_order", "BsrMatrix.block_starts") and, once
+/// spmv_transposed() asked for it, the column index of its pattern ("BsrMatrix.column_*") in its
+/// pool until destroyed. A new pattern is swapped in with replace_owned, so the matrix is left as
+/// it was when building one fails.
+template <int R, int C = R>
 class BsrMatrix {
-  static_assert(B == 1 || B == 2 || B == 3, "BsrMatrix blocks are 1x1, 2x2 or 3x3");
+  static_assert(R >= 1 && R <= 3 && C >= 1 && C <= 3,
+                "BsrMatrix blocks have 1 to 3 rows and columns");
 
 public:
-  static constexpr int block = B;
-  static constexpr int block_size = B * B;
+  static constexpr int block_row_size = R;
+  static constexpr int block_column_size = C;
+  static constexpr int block_size = R * C;
 
   explicit BsrMatrix(memory::Pool& pool) : pool_(&pool) {}
 
   /// A matrix from host CSR-of-blocks arrays. Throws afem::Error naming the first bad entry
   /// (offsets not increasing from 0 to the column count, a column out of range or repeated or not
-  /// increasing in its row, a value count other than B * B per block).
+  /// increasing in its row, a value count other than R * C per block).
   static BsrMatrix from_host(memory::Pool& pool, std::int32_t block_rows,
                              std::int32_t block_columns, std::span<const std::int32_t> offsets,
                              std::span<const std::int32_t> columns,
@@ -114,12 +131,12 @@ public:
     return static_cast<std::int64_t>(columns_.size());
   }
   /// Scalar rows and columns.
-  [[nodiscard]] std::int64_t rows() const { return static_cast<std::int64_t>(block_rows_) * B; }
+  [[nodiscard]] std::int64_t rows() const { return static_cast<std::int64_t>(block_rows_) * R; }
   [[nodiscard]] std::int64_t columns() const {
-    return static_cast<std::int64_t>(block_columns_) * B;
+    return static_cast<std::int64_t>(block_columns_) * C;
   }
   [[nodiscard]] memory::Pool& pool() const { return *pool_; }
-  [[nodiscard]] BsrView<B> view() const {
+  [[nodiscard]] BsrView<R, C> view() const {
     return {block_rows_, block_columns_, offsets_.view(), columns_.view(), values_.view()};
   }
 
@@ -135,7 +152,14 @@ public:
     plan_key_ = {};
     memory::replace_owned(triplet_order_, memory::Temporary<std::int32_t>{});
     memory::replace_owned(block_starts_, memory::Temporary<std::int32_t>{});
+    memory::replace_owned(column_offsets_, memory::Temporary<std::int32_t>{});
+    memory::replace_owned(column_entries_, memory::Temporary<std::int32_t>{});
+    memory::replace_owned(column_rows_, memory::Temporary<std::int32_t>{});
   }
+
+  /// The pattern read by columns, built in the matrix's pool on the first call after a new
+  /// pattern and kept until the next one (not safe to call from two threads at once).
+  [[nodiscard]] ColumnIndexView column_index(memory::Arena& scratch) const;
 
   /// The cached assembly plan: for block b, the triplets triplet_order[block_starts[b] ..
   /// block_starts[b + 1]) sum into it, in that (element) order.
@@ -163,6 +187,9 @@ private:
   AssemblyKey plan_key_;
   memory::Temporary<std::int32_t> triplet_order_;
   memory::Temporary<std::int32_t> block_starts_;
+  mutable memory::Temporary<std::int32_t> column_offsets_;
+  mutable memory::Temporary<std::int32_t> column_entries_;
+  mutable memory::Temporary<std::int32_t> column_rows_;
 };
 
 namespace detail {
@@ -171,8 +198,8 @@ namespace detail {
 /// line at a time: a row of a product asks for the lines a later row will read, which the
 /// hardware prefetcher alone leaves a core short of memory bandwidth on (measured on the CPU
 /// backend). Nothing on the GPU.
-template <int B>
-AFEM_HOST_DEVICE void prefetch_ahead(const BsrView<B>& m, std::int32_t begin, std::int32_t end) {
+template <int R, int C>
+AFEM_HOST_DEVICE void prefetch_ahead(const BsrView<R, C>& m, std::int32_t begin, std::int32_t end) {
 #if !defined(__CUDA_ARCH__)
   constexpr std::size_t lookahead = 512;
   constexpr std::size_t line = 64;
@@ -184,7 +211,7 @@ AFEM_HOST_DEVICE void prefetch_ahead(const BsrView<B>& m, std::int32_t begin, st
     return;
   }
   const auto* values = reinterpret_cast<const char*>(m.values.data());
-  for (std::size_t byte = first * sizeof(double) * B * B; byte < last * sizeof(double) * B * B;
+  for (std::size_t byte = first * sizeof(double) * R * C; byte < last * sizeof(double) * R * C;
        byte += line) {
     memory::prefetch(values + byte);
   }
@@ -213,56 +240,198 @@ AFEM_HOST_DEVICE void add_block_product(const BsrView<B>& m, memory::ArrayView<c
   }
 }
 
-/// The B entries of (A x) for the blocks [begin, end) of one block row. The blocks are summed in
-/// `lanes` interleaved partial sums (block k into lane k % lanes, the last few into lane 0, the
-/// lanes added pairwise at the end): one running sum would make every block wait for the previous
-/// one's addition, which bounds a row by the adder's latency rather than by memory. The order is
-/// fixed, so the result does not depend on the thread count.
-template <int B>
-AFEM_HOST_DEVICE void row_product(const BsrView<B>& m, memory::ArrayView<const double> x,
+/// The R entries of (A x) for the blocks [begin, end) of one block row. Square blocks are summed
+/// in `lanes` interleaved partial sums (block k into lane k % lanes, the last few into lane 0,
+/// the lanes added pairwise at the end): one running sum would make every block wait for the
+/// previous one's addition, which bounds a row by the adder's latency rather than by memory.
+/// Rectangular blocks keep one running sum per entry, column component by column component (so
+/// that a product by the divergence of a vector field sums as one per component would). The
+/// order is fixed, so the result does not depend on the thread count.
+template <int R, int C>
+AFEM_HOST_DEVICE void row_product(const BsrView<R, C>& m, memory::ArrayView<const double> x,
                                   std::size_t begin, std::size_t end, double* sum) {
-  constexpr int lanes = B == 1 ? 4 : 2;
-  double lane[lanes][B] = {};
-  std::size_t k = begin;
-  for (; k + lanes <= end; k += lanes) {
-    for (int l = 0; l < lanes; ++l) {
-      add_block_product<B>(m, x, k + static_cast<std::size_t>(l), lane[l]);
+  if constexpr (R != C) {
+    for (int i = 0; i < R; ++i) {
+      double total = 0.0;
+      for (int j = 0; j < C; ++j) {
+        for (std::size_t k = begin; k < end; ++k) {
+          const auto col = static_cast<std::size_t>(m.columns[k]);
+          total += m.values[k * R * C + static_cast<std::size_t>(i * C + j)] *
+                   x[col * C + static_cast<std::size_t>(j)];
+        }
+      }
+      sum[i] = total;
     }
-  }
-  for (; k < end; ++k) {
-    add_block_product<B>(m, x, k, lane[0]);
-  }
-  for (int i = 0; i < B; ++i) {
-    if constexpr (lanes == 4) {
-      sum[i] = (lane[0][i] + lane[1][i]) + (lane[2][i] + lane[3][i]);
-    } else {
-      sum[i] = lane[0][i] + lane[1][i];
+  } else {
+    constexpr int lanes = R == 1 ? 4 : 2;
+    double lane[lanes][R] = {};
+    std::size_t k = begin;
+    for (; k + lanes <= end; k += lanes) {
+      for (int l = 0; l < lanes; ++l) {
+        add_block_product<R>(m, x, k + static_cast<std::size_t>(l), lane[l]);
+      }
+    }
+    for (; k < end; ++k) {
+      add_block_product<R>(m, x, k, lane[0]);
+    }
+    for (int i = 0; i < R; ++i) {
+      if constexpr (lanes == 4) {
+        sum[i] = (lane[0][i] + lane[1][i]) + (lane[2][i] + lane[3][i]);
+      } else {
+        sum[i] = lane[0][i] + lane[1][i];
+      }
     }
   }
 }
 
+/// The column index of `m` (see ColumnIndexView), its three arrays borrowed from `source`
+/// ("BsrMatrix.column_offsets", "BsrMatrix.column_entries", "BsrMatrix.column_rows"): a radix
+/// sort of the blocks by (column, row) in `scratch`, then a binary search per column.
+template <int R, int C, class Source>
+std::array<memory::Temporary<std::int32_t>, 3> build_column_index(const BsrView<R, C>& m,
+                                                                  Source& source,
+                                                                  memory::Arena& scratch) {
+  auto policy = memory::arena_policy(scratch, "BsrMatrix.thrust");
+  const std::size_t n = m.columns.size();
+  auto offsets = memory::borrow_temporary<std::int32_t>(
+      source, static_cast<std::size_t>(m.block_columns) + 1, "BsrMatrix.column_offsets");
+  auto entries = memory::borrow_temporary<std::int32_t>(source, n, "BsrMatrix.column_entries");
+  auto rows = memory::borrow_temporary<std::int32_t>(source, n, "BsrMatrix.column_rows");
+  auto keys = memory::borrow_temporary<std::int64_t>(scratch, n, "BsrMatrix.column_keys");
+  const memory::ArrayView<std::int64_t> key = keys.view();
+  const memory::ArrayView<std::int32_t> entry = entries.view();
+  const memory::ArrayView<std::int32_t> row_of = rows.view();
+  const memory::ArrayView<std::int32_t> column_offsets = offsets.view();
+  const std::int64_t block_rows = m.block_rows;
+  thrust::for_each_n(policy, thrust::counting_iterator<std::int32_t>(0), m.block_rows,
+                     [=] AFEM_HOST_DEVICE(std::int32_t r) {
+                       const auto row = static_cast<std::size_t>(r);
+                       for (auto k = m.offsets[row]; k < m.offsets[row + 1]; ++k) {
+                         const auto s = static_cast<std::size_t>(k);
+                         key[s] = static_cast<std::int64_t>(m.columns[s]) * block_rows + r;
+                         entry[s] = k;
+                       }
+                     });
+  memory::radix_sort_by_key(key, entry, scratch);
+  thrust::for_each_n(policy, thrust::counting_iterator<std::size_t>(0), n,
+                     [=] AFEM_HOST_DEVICE(std::size_t i) {
+                       row_of[i] = static_cast<std::int32_t>(key[i] % block_rows);
+                     });
+  const auto block_count = static_cast<std::int32_t>(n);
+  thrust::for_each_n(policy, thrust::counting_iterator<std::int32_t>(0), m.block_columns + 1,
+                     [=] AFEM_HOST_DEVICE(std::int32_t c) {
+                       // First block whose key is in column c or later.
+                       const std::int64_t first = static_cast<std::int64_t>(c) * block_rows;
+                       std::int32_t lo = 0;
+                       std::int32_t hi = block_count;
+                       while (lo < hi) {
+                         const std::int32_t mid = lo + (hi - lo) / 2;
+                         if (key[static_cast<std::size_t>(mid)] < first) {
+                           lo = mid + 1;
+                         } else {
+                           hi = mid;
+                         }
+                       }
+                       column_offsets[static_cast<std::size_t>(c)] = lo;
+                     });
+  return {std::move(offsets), std::move(entries), std::move(rows)};
+}
+
 }  // namespace detail
+
+template <int R, int C>
+ColumnIndexView BsrMatrix<R, C>::column_index(memory::Arena& scratch) const {
+  if (column_offsets_.size() != static_cast<std::size_t>(block_columns_) + 1) {
+    auto index = detail::build_column_index(view(), *pool_, scratch);
+    memory::replace_owned(column_offsets_, std::move(index[0]));
+    memory::replace_owned(column_entries_, std::move(index[1]));
+    memory::replace_owned(column_rows_, std::move(index[2]));
+  }
+  return {column_offsets_.view(), column_entries_.view(), column_rows_.view()};
+}
 
 /// y = A x (alpha = 1, beta = 0) or y = alpha A x + beta y. Runs on the matrix's backend; returns
 /// when y is written.
-template <int B>
-void spmv(const BsrMatrix<B>& a, memory::ArrayView<const double> x, memory::ArrayView<double> y,
+template <int R, int C>
+void spmv(const BsrMatrix<R, C>& a, memory::ArrayView<const double> x, memory::ArrayView<double> y,
           memory::Arena& scratch, double alpha = 1.0, double beta = 0.0) {
   detail::check_size(x.size(), a.columns(), "spmv (x)");
   detail::check_size(y.size(), a.rows(), "spmv (y)");
   auto policy = memory::arena_policy(scratch, "BsrMatrix.thrust");
-  const BsrView<B> m = a.view();
+  const BsrView<R, C> m = a.view();
   thrust::for_each_n(policy, thrust::counting_iterator<std::int32_t>(0), m.block_rows,
                      [=] AFEM_HOST_DEVICE(std::int32_t r) {
                        const auto row = static_cast<std::size_t>(r);
                        const auto begin = static_cast<std::size_t>(m.offsets[row]);
                        const auto end = static_cast<std::size_t>(m.offsets[row + 1]);
                        detail::prefetch_ahead(m, m.offsets[row], m.offsets[row + 1]);
-                       double sum[B];
-                       detail::row_product<B>(m, x, begin, end, sum);
-                       for (int i = 0; i < B; ++i) {
-                         double& out = y[row * B + static_cast<std::size_t>(i)];
+                       double sum[R];
+                       detail::row_product(m, x, begin, end, sum);
+                       for (int i = 0; i < R; ++i) {
+                         double& out = y[row * R + static_cast<std::size_t>(i)];
                          out = beta == 0.0 ? alpha * sum[i] : alpha * sum[i] + beta * out;
+                       }
+                     });
+}
+
+/// y = A^T x (alpha = 1, beta = 0) or y = alpha A^T x + beta y, without forming A^T: each entry
+/// of y is one running sum over its column's blocks in row order (bit for bit the product by
+/// transpose(a)'s rows summed that way). The first call after a new pattern builds the matrix's
+/// column index (BsrMatrix::column_index) in its pool; later calls take nothing from it.
+template <int R, int C>
+void spmv_transposed(const BsrMatrix<R, C>& a, memory::ArrayView<const double> x,
+                     memory::ArrayView<double> y, memory::Arena& scratch, double alpha = 1.0,
+                     double beta = 0.0) {
+  detail::check_size(x.size(), a.rows(), "spmv_transposed (x)");
+  detail::check_size(y.size(), a.columns(), "spmv_transposed (y)");
+  const ColumnIndexView index = a.column_index(scratch);
+  auto policy = memory::arena_policy(scratch, "BsrMatrix.thrust");
+  const BsrView<R, C> m = a.view();
+  thrust::for_each_n(
+      policy, thrust::counting_iterator<std::int32_t>(0), m.block_columns,
+      [=] AFEM_HOST_DEVICE(std::int32_t c) {
+        const auto column = static_cast<std::size_t>(c);
+        for (int j = 0; j < C; ++j) {
+          double sum = 0.0;
+          for (auto e = index.offsets[column]; e < index.offsets[column + 1]; ++e) {
+            const auto k = static_cast<std::size_t>(index.entries[static_cast<std::size_t>(e)]);
+            const auto row = static_cast<std::size_t>(index.rows[static_cast<std::size_t>(e)]);
+            for (int i = 0; i < R; ++i) {
+              sum += m.values[k * R * C + static_cast<std::size_t>(i * C + j)] *
+                     x[row * R + static_cast<std::size_t>(i)];
+            }
+          }
+          double& out = y[column * C + static_cast<std::size_t>(j)];
+          out = beta == 0.0 ? alpha * sum : alpha * sum + beta * out;
+        }
+      });
+}
+
+/// d = the diagonal of A W A^T for the diagonal W = diag(w) (w: one weight per column of A, d:
+/// one entry per row): d_i = sum over the row's entries a_ij^2 w_j, column component by column
+/// component. The Jacobi preconditioner of a Schur complement such as B M^-1 B^T.
+template <int R, int C>
+void weighted_gram_diagonal(const BsrMatrix<R, C>& a, memory::ArrayView<const double> w,
+                            memory::ArrayView<double> d, memory::Arena& scratch) {
+  detail::check_size(w.size(), a.columns(), "weighted_gram_diagonal (w)");
+  detail::check_size(d.size(), a.rows(), "weighted_gram_diagonal (d)");
+  auto policy = memory::arena_policy(scratch, "BsrMatrix.thrust");
+  const BsrView<R, C> m = a.view();
+  thrust::for_each_n(policy, thrust::counting_iterator<std::int32_t>(0), m.block_rows,
+                     [=] AFEM_HOST_DEVICE(std::int32_t r) {
+                       const auto row = static_cast<std::size_t>(r);
+                       for (int i = 0; i < R; ++i) {
+                         double sum = 0.0;
+                         for (int j = 0; j < C; ++j) {
+                           for (auto k = m.offsets[row]; k < m.offsets[row + 1]; ++k) {
+                             const auto entry = static_cast<std::size_t>(k);
+                             const double v =
+                                 m.values[entry * R * C + static_cast<std::size_t>(i * C + j)];
+                             const auto col = static_cast<std::size_t>(m.columns[entry]);
+                             sum += v * v * w[col * C + static_cast<std::size_t>(j)];
+                           }
+                         }
+                         d[row * R + static_cast<std::size_t>(i)] = sum;
                        }
                      });
 }
@@ -293,65 +462,29 @@ void block_diagonal(const BsrMatrix<B>& a, memory::ArrayView<double> diagonal,
       });
 }
 
-/// A^T as a new matrix in `a`'s pool (blocks transposed too).
-template <int B>
-BsrMatrix<B> transpose(const BsrMatrix<B>& a, memory::Arena& scratch) {
+/// A^T as a new matrix in `a`'s pool (blocks transposed too: C x R).
+template <int R, int C>
+BsrMatrix<C, R> transpose(const BsrMatrix<R, C>& a, memory::Arena& scratch) {
   auto policy = memory::arena_policy(scratch, "BsrMatrix.thrust");
-  const BsrView<B> m = a.view();
+  const BsrView<R, C> m = a.view();
   const auto n = static_cast<std::size_t>(a.block_count());
   memory::Pool& pool = a.pool();
-  auto offsets = memory::borrow_temporary<std::int32_t>(
-      pool, static_cast<std::size_t>(m.block_columns) + 1, "BsrMatrix.offsets");
-  auto columns = memory::borrow_temporary<std::int32_t>(pool, n, "BsrMatrix.columns");
-  auto values = memory::borrow_temporary<double>(pool, n * B * B, "BsrMatrix.values");
-  auto keys = memory::borrow_temporary<std::int64_t>(scratch, n, "BsrMatrix.transpose_keys");
-  auto order = memory::borrow_temporary<std::int32_t>(scratch, n, "BsrMatrix.transpose_order");
-  const memory::ArrayView<std::int64_t> key = keys.view();
-  const memory::ArrayView<std::int32_t> index = order.view();
-  const memory::ArrayView<std::int32_t> out_offsets = offsets.view();
-  const memory::ArrayView<std::int32_t> out_columns = columns.view();
+  auto index = detail::build_column_index(m, pool, scratch);
+  auto values = memory::borrow_temporary<double>(pool, n * R * C, "BsrMatrix.values");
+  const memory::ArrayView<const std::int32_t> entry = index[1].view();
   const memory::ArrayView<double> out_values = values.view();
-  const std::int64_t rows = m.block_rows;
-  thrust::for_each_n(policy, thrust::counting_iterator<std::int32_t>(0), m.block_rows,
-                     [=] AFEM_HOST_DEVICE(std::int32_t r) {
-                       const auto row = static_cast<std::size_t>(r);
-                       for (auto k = m.offsets[row]; k < m.offsets[row + 1]; ++k) {
-                         const auto s = static_cast<std::size_t>(k);
-                         key[s] = static_cast<std::int64_t>(m.columns[s]) * rows + r;
-                         index[s] = k;
-                       }
-                     });
-  memory::radix_sort_by_key(key, index, scratch);
   thrust::for_each_n(policy, thrust::counting_iterator<std::size_t>(0), n,
                      [=] AFEM_HOST_DEVICE(std::size_t i) {
-                       out_columns[i] = static_cast<std::int32_t>(key[i] % rows);
-                       const auto from = static_cast<std::size_t>(index[i]) * B * B;
-                       for (int p = 0; p < B; ++p) {
-                         for (int q = 0; q < B; ++q) {
-                           out_values[i * B * B + static_cast<std::size_t>(p * B + q)] =
-                               m.values[from + static_cast<std::size_t>(q * B + p)];
+                       const auto from = static_cast<std::size_t>(entry[i]) * R * C;
+                       for (int p = 0; p < C; ++p) {
+                         for (int q = 0; q < R; ++q) {
+                           out_values[i * R * C + static_cast<std::size_t>(p * R + q)] =
+                               m.values[from + static_cast<std::size_t>(q * C + p)];
                          }
                        }
                      });
-  const auto block_count = static_cast<std::int32_t>(n);
-  thrust::for_each_n(policy, thrust::counting_iterator<std::int32_t>(0), m.block_columns + 1,
-                     [=] AFEM_HOST_DEVICE(std::int32_t c) {
-                       // First block whose key is in row c of the transpose or later.
-                       const std::int64_t first = static_cast<std::int64_t>(c) * rows;
-                       std::int32_t lo = 0;
-                       std::int32_t hi = block_count;
-                       while (lo < hi) {
-                         const std::int32_t mid = lo + (hi - lo) / 2;
-                         if (key[static_cast<std::size_t>(mid)] < first) {
-                           lo = mid + 1;
-                         } else {
-                           hi = mid;
-                         }
-                       }
-                       out_offsets[static_cast<std::size_t>(c)] = lo;
-                     });
-  BsrMatrix<B> result(pool);
-  result.set_pattern(m.block_columns, m.block_rows, std::move(offsets), std::move(columns),
+  BsrMatrix<C, R> result(pool);
+  result.set_pattern(m.block_columns, m.block_rows, std::move(index[0]), std::move(index[2]),
                      std::move(values));
   return result;
 }

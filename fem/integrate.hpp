@@ -173,16 +173,17 @@ AFEM_HOST_DEVICE auto basis_at(const Sample<D>& s, memory::ArrayView<const doubl
   }
 }
 
-/// Where the entry of test function (i, ci) and trial function (j, cj) sits in an element matrix.
-template <int B, int nu>
+/// Where the entry of test function (i, ci) and trial function (j, cj) sits in an element matrix
+/// of R x C blocks.
+template <int R, int C, int nu>
 AFEM_HOST_DEVICE constexpr int entry_index(int i, int ci, int j, int cj) {
-  return ((i * nu + j) * B + ci) * B + cj;
+  return ((i * nu + j) * R + ci) * C + cj;
 }
 
 /// Adds weight * f(s, test_i, trial_j, fields...) (f(prepared, test_i, trial_j) when Prepared)
 /// for every basis pair and component pair; with Upper, only for the pairs whose trial function
 /// (j, cj) does not come before the test function (i, ci) (see mirror_upper).
-template <int B, bool Prepared, bool Upper, int D, class TestBasis, class TrialBasis,
+template <int R, int C, bool Prepared, bool Upper, int D, class TestBasis, class TrialBasis,
           class TestNodes, class TrialNodes, class Integrand, class Pack>
 AFEM_HOST_DEVICE void add_pairs(double* block, const Sample<D>& s, const TestBasis& test,
                                 const TestNodes& test_nodes, const TrialBasis& trial,
@@ -192,12 +193,12 @@ AFEM_HOST_DEVICE void add_pairs(double* block, const Sample<D>& s, const TestBas
   constexpr int nu = TrialBasis::node_count;
   const auto& at = sample_part<Prepared>(integrand, s, pack);
   for (int i = 0; i < nt; ++i) {
-    for (int ci = 0; ci < B; ++ci) {
-      const ShapeFunction<D, B> v{test.value[i], test.gradient[i], ci, -1, test_nodes.x[i]};
+    for (int ci = 0; ci < R; ++ci) {
+      const ShapeFunction<D, R> v{test.value[i], test.gradient[i], ci, -1, test_nodes.x[i]};
       for (int j = Upper ? i : 0; j < nu; ++j) {
-        for (int cj = Upper && j == i ? ci : 0; cj < B; ++cj) {
-          const ShapeFunction<D, B> u{trial.value[j], trial.gradient[j], cj, -1, trial_nodes.x[j]};
-          block[entry_index<B, nu>(i, ci, j, cj)] +=
+        for (int cj = Upper && j == i ? ci : 0; cj < C; ++cj) {
+          const ShapeFunction<D, C> u{trial.value[j], trial.gradient[j], cj, -1, trial_nodes.x[j]};
+          block[entry_index<R, C, nu>(i, ci, j, cj)] +=
               s.weight * call_at<Prepared>(integrand, at, pack, v, u);
         }
       }
@@ -213,7 +214,7 @@ AFEM_HOST_DEVICE void mirror_upper(double* block) {
     for (int ci = 0; ci < B; ++ci) {
       for (int j = i; j < n; ++j) {
         for (int cj = j == i ? ci + 1 : 0; cj < B; ++cj) {
-          block[entry_index<B, n>(j, cj, i, ci)] = block[entry_index<B, n>(i, ci, j, cj)];
+          block[entry_index<B, B, n>(j, cj, i, ci)] = block[entry_index<B, B, n>(i, ci, j, cj)];
         }
       }
     }
@@ -221,15 +222,15 @@ AFEM_HOST_DEVICE void mirror_upper(double* block) {
 }
 
 /// Whether element matrices of `Integrand` are computed as an upper half and mirrored: it
-/// declares itself symmetric and both sides have the same element.
-template <class Integrand, class TestElement, class TrialElement>
+/// declares itself symmetric and both sides have the same element and component count.
+template <class Integrand, class TestElement, class TrialElement, int R, int C>
 inline constexpr bool upper_half =
-    declares_symmetric<Integrand>() && std::is_same_v<TestElement, TrialElement>;
+    declares_symmetric<Integrand>() && std::is_same_v<TestElement, TrialElement>&& R == C;
 
 /// Adds one sample's contributions to an element matrix (the trial basis is the test basis when
 /// both spaces have the same element).
-template <int B, bool Prepared, class TestElement, class TrialElement, bool Tabulated, class GView,
-          int D, class TestNodes, class TrialNodes, class Integrand, class Pack>
+template <int R, int C, bool Prepared, class TestElement, class TrialElement, bool Tabulated,
+          class GView, int D, class TestNodes, class TrialNodes, class Integrand, class Pack>
 AFEM_HOST_DEVICE void add_point(double* block, const Sample<D>& s,
                                 memory::ArrayView<const double> test_rows,
                                 memory::ArrayView<const double> trial_rows,
@@ -238,10 +239,10 @@ AFEM_HOST_DEVICE void add_point(double* block, const Sample<D>& s,
   constexpr bool gradients = reads_gradients<Integrand>();
   const auto test_basis = basis_at<TestElement, Tabulated, GView, gradients>(s, test_rows);
   if constexpr (std::is_same_v<TestElement, TrialElement>) {
-    add_pairs<B, Prepared, upper_half<Integrand, TestElement, TrialElement>>(
+    add_pairs<R, C, Prepared, upper_half<Integrand, TestElement, TrialElement, R, C>>(
         block, s, test_basis, test_nodes, test_basis, trial_nodes, integrand, pack);
   } else {
-    add_pairs<B, Prepared, false>(
+    add_pairs<R, C, Prepared, false>(
         block, s, test_basis, test_nodes,
         basis_at<TrialElement, Tabulated, GView, gradients>(s, trial_rows), trial_nodes, integrand,
         pack);
@@ -249,8 +250,8 @@ AFEM_HOST_DEVICE void add_point(double* block, const Sample<D>& s,
 }
 
 /// Element matrices of a bilinear form: for element e, test node i, trial node j and components
-/// (ci, cj), out[((e * nt + i) * nu + j) * B * B + ci * B + cj] (overwritten).
-template <int B, class TestElement, class TrialElement, quadrature::QuadratureRule Q,
+/// (ci, cj), out[((e * nt + i) * nu + j) * R * C + ci * C + cj] (overwritten).
+template <int R, int C, class TestElement, class TrialElement, quadrature::QuadratureRule Q,
           class Integrand, class... Fields>
 void element_matrices(memory::ArrayView<double> out, const Q& quadrature,
                       const Integrand& integrand, memory::Arena& scratch, const Fields&... fields) {
@@ -258,7 +259,7 @@ void element_matrices(memory::ArrayView<double> out, const Q& quadrature,
   constexpr int nt = TestElement::node_count;
   constexpr int nu = TrialElement::node_count;
   const std::int32_t elements = quadrature.domain().element_count();
-  detail::check_size(out.size(), static_cast<std::int64_t>(elements) * nt * nu * B * B,
+  detail::check_size(out.size(), static_cast<std::int64_t>(elements) * nt * nu * R * C,
                      "element_matrices");
   auto policy = memory::arena_policy(scratch, "integrate.thrust");
   const auto domain = quadrature.domain().view();
@@ -281,7 +282,7 @@ void element_matrices(memory::ArrayView<double> out, const Q& quadrature,
       policy, thrust::counting_iterator<std::int32_t>(0), elements,
       [=] AFEM_HOST_DEVICE(std::int32_t e) {
         // Small element matrices are summed in registers/stack and written once.
-        constexpr int size = nt * nu * B * B;
+        constexpr int size = nt * nu * R * C;
         constexpr bool on_stack = size <= 1024;
         double local[on_stack ? size : 1];
         double* block = on_stack ? local : &out[static_cast<std::size_t>(e) * size];
@@ -293,7 +294,7 @@ void element_matrices(memory::ArrayView<double> out, const Q& quadrature,
         const std::int32_t cell = domain.element_cell(e);
         const auto add_points = [&](const auto& test_nodes, const auto& trial_nodes) {
           for (std::int32_t p = 0; p < q.point_count(e); ++p) {
-            add_point<B, prepared, TestElement, TrialElement, tabulated, GView>(
+            add_point<R, C, prepared, TestElement, TrialElement, tabulated, GView>(
                 block, samples(p), test_rows, trial_rows, test_nodes, trial_nodes, integrand, pack);
           }
         };
@@ -303,8 +304,8 @@ void element_matrices(memory::ArrayView<double> out, const Q& quadrature,
         } else {
           add_points(test_nodes, NodePositions<TrialElement, GView>(domain.geometry, cell));
         }
-        if constexpr (upper_half<Integrand, TestElement, TrialElement>) {
-          mirror_upper<B, nt>(block);
+        if constexpr (upper_half<Integrand, TestElement, TrialElement, R, C>) {
+          mirror_upper<R, nt>(block);
         }
         if constexpr (on_stack) {
           for (int i = 0; i < size; ++i) {
@@ -363,15 +364,17 @@ void integral_sums(double* total, const Q& quadrature, const Integrand& integran
 }  // namespace detail
 
 /// Assembles the bilinear form sum over samples of weight * f(sample, test_i, trial_j, fields...)
-/// into `matrix` (rows: test nodes, columns: trial nodes, B = components). The pattern and its
+/// into `matrix` (rows: test nodes, columns: trial nodes; R x C blocks: the test space's and the
+/// trial space's component counts, e.g. 1 x D for the divergence of a vector field tested by a
+/// scalar). The pattern and its
 /// triplet plan (which element triplets sum into each block; detail/assembly_plan.hpp) are built
 /// on the first call and whenever a restriction was rebuilt; later calls only compute element
 /// matrices into the arena and sum each block's triplets in element order. A call that throws
 /// (afem::OutOfMemory when the arena cannot hold the element matrices) leaves the matrix as it
 /// was.
-template <int B, quadrature::QuadratureRule Q, class Test, class Trial, class Integrand,
+template <int R, int C, quadrature::QuadratureRule Q, class Test, class Trial, class Integrand,
           class... Fields>
-void integrate(BsrMatrix<B>& matrix, const Q& quadrature, const Test& test, const Trial& trial,
+void integrate(BsrMatrix<R, C>& matrix, const Q& quadrature, const Test& test, const Trial& trial,
                const Integrand& integrand, memory::Arena& scratch, const Fields&... fields) {
   using Domain = typename Q::DomainType;
   constexpr int dim = Domain::dimension;
@@ -379,9 +382,9 @@ void integrate(BsrMatrix<B>& matrix, const Q& quadrature, const Test& test, cons
   using TrialElement = typename Trial::Element;
   using TestFunction = ShapeFunction<dim, Test::components>;
   using TrialFunction = ShapeFunction<dim, Trial::components>;
-  static_assert(Test::components == B && Trial::components == B,
-                "integrate (bilinear form): the matrix's block size must equal the number of "
-                "components of the test and trial spaces");
+  static_assert(Test::components == R && Trial::components == C,
+                "integrate (bilinear form): the matrix's blocks must have as many rows as the test "
+                "space has components and as many columns as the trial space");
   if constexpr (detail::PreparedIntegrand<Integrand, dim, detail::FieldArgument<Fields>...>) {
     using Prepared = detail::PreparedType<Integrand, dim, detail::FieldArgument<Fields>...>;
     static_assert(std::is_invocable_r_v<double, const Integrand&, const Prepared&,
@@ -416,20 +419,20 @@ void integrate(BsrMatrix<B>& matrix, const Q& quadrature, const Test& test, cons
   const AssemblyKey key{test.version(), trial.version(), triplets};
   // A new plan is installed only once the element matrices are computed: a first assembly whose
   // memory does not fit leaves the matrix as it was.
-  std::optional<detail::AssemblyPlan<B>> plan;
+  std::optional<detail::AssemblyPlan<R, C>> plan;
   if (!(matrix.plan_key() == key)) {
-    plan.emplace(detail::build_plan<B, TestElement, TrialElement>(matrix.pool(), test.view(),
-                                                                  trial.view(), key, scratch));
+    plan.emplace(detail::build_plan<R, C, TestElement, TrialElement>(matrix.pool(), test.view(),
+                                                                     trial.view(), key, scratch));
   }
   auto element_values = memory::borrow_temporary<double>(
-      scratch, static_cast<std::size_t>(triplets) * B * B, "integrate.element_matrices");
+      scratch, static_cast<std::size_t>(triplets) * R * C, "integrate.element_matrices");
   const memory::ArrayView<double> out = element_values.view();
-  detail::element_matrices<B, TestElement, TrialElement>(out, quadrature, integrand, scratch,
-                                                         fields...);
+  detail::element_matrices<R, C, TestElement, TrialElement>(out, quadrature, integrand, scratch,
+                                                            fields...);
   if (plan) {
     std::move(*plan).install(matrix);
   }
-  detail::gather_segments<B * B>(out, matrix.triplet_order(), matrix.block_starts(),
+  detail::gather_segments<R * C>(out, matrix.triplet_order(), matrix.block_starts(),
                                  matrix.view().values, scratch);
 }
 

@@ -1,13 +1,12 @@
 #pragma once
 
 /// @file
-/// Krylov solvers on BsrMatrix: conjugate gradients (symmetric positive definite) and BiCGStab
-/// (general), with Jacobi or block-Jacobi preconditioning. Every work vector comes from the
-/// arena and is given back before returning.
+/// Krylov solvers on a BsrMatrix or any LinearOperator: conjugate gradients (symmetric positive
+/// definite) and BiCGStab (general), preconditioned by Jacobi, block Jacobi or any operator the
+/// caller gives. Every work vector comes from the arena and is given back before returning.
 
 #include <thrust/for_each.h>
 #include <thrust/functional.h>
-#include <thrust/inner_product.h>
 #include <thrust/iterator/counting_iterator.h>
 #include <thrust/transform_reduce.h>
 
@@ -22,6 +21,8 @@
 #include <vector>
 
 #include "fem/bsr_matrix.hpp"
+#include "fem/linear_operator.hpp"
+#include "fem/vector_ops.hpp"
 #include "memory/arena.hpp"
 #include "memory/error.hpp"
 #include "memory/replace_owned.hpp"
@@ -32,22 +33,29 @@ namespace afem::fem {
 /// The preconditioner M^-1: identity, inverse diagonal, or inverse diagonal blocks.
 enum class Preconditioner : std::uint8_t { none, jacobi, block_jacobi };
 
-/// Stopping rule and preconditioner. The solve stops when ||b - A x|| <= tolerance * ||b||.
+/// Stopping rule and preconditioner. The solve stops when ||b - A x|| <= tolerance * ||b|| or
+/// ||b - A x|| <= absolute_tolerance (||.|| the Euclidean norm; for the residual the solver
+/// updates, which differs from b - A x computed afresh by rounding only). `preconditioner` is not
+/// read by the overloads that take a preconditioner operator.
 struct SolveOptions {
   double tolerance = 1e-10;
   int max_iterations = 1000;
   Preconditioner preconditioner = Preconditioner::jacobi;
+  double absolute_tolerance = 0.0;
 };
 
-/// Iterations taken and the final relative residual ||b - A x|| / ||b||.
+/// Iterations taken and the final residual, relative (||b - A x|| / ||b||, 0 when b = 0) and
+/// absolute.
 struct SolveResult {
   int iterations = 0;
   double residual = 0.0;
+  double residual_norm = 0.0;
 };
 
 /// A solve that broke down or did not converge; what() says which and lists the last 8 relative
-/// residuals. history() keeps the last 64 (the initial residual first while there are at most 64),
-/// oldest first: a solve keeps them in a fixed ring so that it takes no heap memory on its way.
+/// residuals. history() holds the relative residual of the initial guess and of every iteration
+/// that updated it, oldest first, the last 64 of them when there were more (a solve keeps them in
+/// a fixed ring so that it takes no heap memory on its way).
 class SolverError : public Error {
 public:
   SolverError(const std::string& message, std::vector<double> history)
@@ -178,75 +186,59 @@ struct BsrOperator {
   }
 };
 
-/// Work vectors and the preconditioner of one solve, all in the arena. `Op` gives rows(),
-/// apply(x, y, scratch) and diagonal(d, scratch) (B * B values per block row).
+/// The operator diagonal for a Jacobi preconditioner: BsrOperator<B> gives B * B values per block
+/// row; any other operator gives its scalar diagonal (B = 1).
 template <int B, class Op>
-class KrylovWorkspace {
+void preconditioner_diagonal(const Op& a, memory::ArrayView<double> d, memory::Arena& scratch,
+                             const char* solver) {
+  if constexpr (DiagonalOperator<Op>) {
+    a.diagonal(d, scratch);
+  } else {
+    (void)a;
+    (void)d;
+    (void)scratch;
+    throw Error(std::string(solver) +
+                ": Jacobi preconditioning needs the operator's diagonal(d, scratch), which this "
+                "operator does not give; use Preconditioner::none, with_diagonal(), or pass a "
+                "preconditioner operator");
+  }
+}
+
+/// M^-1 as the identity, the inverse diagonal (Jacobi) or the inverse B x B diagonal blocks (block
+/// Jacobi) of an operator, kept in the arena ("solver.preconditioner") until destroyed.
+template <int B>
+class DiagonalPreconditioner {
 public:
-  KrylovWorkspace(const Op& a, Preconditioner kind, memory::Arena& scratch)
-      : a_(&a),
-        scratch_(&scratch),
-        kind_(kind),
-        n_(static_cast<std::size_t>(a.rows())),
-        policy_(memory::arena_policy(scratch, "solver.thrust")) {
+  template <class Op>
+  DiagonalPreconditioner(const Op& a, Preconditioner kind, memory::Arena& scratch,
+                         const char* solver)
+      : kind_(kind), n_(static_cast<std::size_t>(a.rows())) {
     if (kind_ == Preconditioner::none) {
       return;
     }
     memory::replace_owned(
         inverse_, memory::borrow_temporary<double>(scratch, n_ * B, "solver.preconditioner"));
-    a.diagonal(inverse_.view(), scratch);
+    preconditioner_diagonal<B>(a, inverse_.view(), scratch, solver);
     const memory::ArrayView<double> d = inverse_.view();
     const bool blocks = kind_ == Preconditioner::block_jacobi;
     const auto rows = static_cast<std::int32_t>(n_ / B);
     const std::int32_t bad = invert_diagonal<B>(d, blocks, rows, scratch);
-    AFEM_EXPECTS(bad == rows, "solver: the diagonal block of block row " + std::to_string(bad) +
+    AFEM_EXPECTS(bad == rows, std::string(solver) + ": the diagonal block of block row " +
+                                  std::to_string(bad) +
                                   " is singular; the Jacobi preconditioner cannot invert it");
   }
 
-  memory::ArrayView<double> vector(const char* label) {
-    AFEM_ASSERT(used_ < vectors_.size(), "solver: more work vectors than the workspace holds");
-    memory::replace_owned(vectors_[used_], memory::borrow_temporary<double>(*scratch_, n_, label));
-    return vectors_[used_++].view();
-  }
-
-  double dot(memory::ArrayView<const double> x, memory::ArrayView<const double> y) {
-    return thrust::inner_product(policy_, x.begin(), x.end(), y.begin(), 0.0);
-  }
-  double norm(memory::ArrayView<const double> x) { return std::sqrt(dot(x, x)); }
-
-  /// y = a x + b y
-  void axpby(double a, memory::ArrayView<const double> x, double b, memory::ArrayView<double> y) {
-    thrust::for_each_n(policy_, thrust::counting_iterator<std::size_t>(0), n_,
-                       [=] AFEM_HOST_DEVICE(std::size_t i) { y[i] = a * x[i] + b * y[i]; });
-  }
-  void copy(memory::ArrayView<const double> x, memory::ArrayView<double> y) {
-    axpby(1.0, x, 0.0, y);
-  }
-  /// r = b - A x and its norm relative to ||b|| (`b_norm`); for b = 0, sets x = 0 and gives 0.
-  double initial_residual(memory::ArrayView<const double> b, double b_norm,
-                          memory::ArrayView<double> x, memory::ArrayView<double> r) {
-    if (b_norm == 0.0) {
-      axpby(0.0, b, 0.0, x);
-      copy(b, r);
-      return 0.0;
-    }
-    apply(x, r);
-    axpby(1.0, b, -1.0, r);
-    return norm(r) / b_norm;
-  }
-  /// y = A x
-  void apply(memory::ArrayView<const double> x, memory::ArrayView<double> y) {
-    a_->apply(x, y, *scratch_);
-  }
   /// z = M^-1 r
-  void precondition(memory::ArrayView<const double> r, memory::ArrayView<double> z) {
+  void apply(memory::ArrayView<const double> r, memory::ArrayView<double> z,
+             memory::Arena& scratch) const {
     if (kind_ == Preconditioner::none) {
-      copy(r, z);
+      copy(r, z, scratch);
       return;
     }
     const memory::ArrayView<const double> d = inverse_.view();
     const bool blocks = kind_ == Preconditioner::block_jacobi;
-    thrust::for_each_n(policy_, thrust::counting_iterator<std::size_t>(0), n_ / B,
+    auto policy = memory::arena_policy(scratch, "solver.thrust");
+    thrust::for_each_n(policy, thrust::counting_iterator<std::size_t>(0), n_ / B,
                        [=] AFEM_HOST_DEVICE(std::size_t row) {
                          const double* m = &d[row * B * B];
                          for (int i = 0; i < B; ++i) {
@@ -262,14 +254,101 @@ public:
   }
 
 private:
-  const Op* a_;
-  memory::Arena* scratch_;
   Preconditioner kind_;
   std::size_t n_;
-  decltype(memory::arena_policy(std::declval<memory::Arena&>(), "")) policy_;
   memory::Temporary<double> inverse_;
+};
+
+/// A preconditioner operator the caller gives: z = M^-1 r is M.apply(r, z).
+template <class M>
+struct OperatorPreconditioner {
+  const M* m;
+  void apply(memory::ArrayView<const double> r, memory::ArrayView<double> z,
+             memory::Arena& scratch) const {
+    m->apply(r, z, scratch);
+  }
+};
+
+template <class M>
+OperatorPreconditioner<M> operator_preconditioner(const M& m, std::int64_t rows,
+                                                  const char* solver) {
+  AFEM_EXPECTS(m.rows() == rows && operator_columns(m) == rows,
+               std::string(solver) + ": the preconditioner is " + std::to_string(m.rows()) + " x " +
+                   std::to_string(operator_columns(m)) + " for an operator of " +
+                   std::to_string(rows) + " rows");
+  return OperatorPreconditioner<M>{&m};
+}
+
+/// Work vectors of one solve, all in the arena, and the operator applied to them.
+template <class Op>
+class KrylovWorkspace {
+public:
+  KrylovWorkspace(const Op& a, memory::Arena& scratch)
+      : a_(&a), scratch_(&scratch), n_(static_cast<std::size_t>(a.rows())) {}
+
+  memory::ArrayView<double> vector(const char* label) {
+    AFEM_ASSERT(used_ < vectors_.size(), "solver: more work vectors than the workspace holds");
+    memory::replace_owned(vectors_[used_], memory::borrow_temporary<double>(*scratch_, n_, label));
+    return vectors_[used_++].view();
+  }
+
+  double dot(memory::ArrayView<const double> x, memory::ArrayView<const double> y) {
+    return fem::dot(x, y, *scratch_);
+  }
+  double norm(memory::ArrayView<const double> x) { return fem::norm(x, *scratch_); }
+  /// y = a x + b y
+  void axpby(double a, memory::ArrayView<const double> x, double b, memory::ArrayView<double> y) {
+    fem::axpby(a, x, b, y, *scratch_);
+  }
+  /// y = x; y may hold anything before (a fresh work vector: not read, unlike axpby).
+  void copy(memory::ArrayView<const double> x, memory::ArrayView<double> y) {
+    fem::copy(x, y, *scratch_);
+  }
+  void zero(memory::ArrayView<double> y) { fem::fill(y, 0.0, *scratch_); }
+  /// r = b - A x, giving ||r||; for b = 0, sets x = 0 and gives 0.
+  double initial_residual(memory::ArrayView<const double> b, double b_norm,
+                          memory::ArrayView<double> x, memory::ArrayView<double> r) {
+    if (b_norm == 0.0) {
+      zero(x);
+      zero(r);
+      return 0.0;
+    }
+    apply(x, r);
+    axpby(1.0, b, -1.0, r);
+    return norm(r);
+  }
+  /// y = A x
+  void apply(memory::ArrayView<const double> x, memory::ArrayView<double> y) {
+    a_->apply(x, y, *scratch_);
+  }
+  /// z = M^-1 r
+  template <class M>
+  void precondition(const M& m, memory::ArrayView<const double> r, memory::ArrayView<double> z) {
+    m.apply(r, z, *scratch_);
+  }
+
+private:
+  const Op* a_;
+  memory::Arena* scratch_;
+  std::size_t n_;
   std::array<memory::Temporary<double>, 8> vectors_;
   std::size_t used_ = 0;
+};
+
+/// The stopping rule of SolveOptions, with the figures a SolveResult reports.
+struct Convergence {
+  double b_norm = 0.0;
+  double tolerance = 0.0;
+  double absolute_tolerance = 0.0;
+  [[nodiscard]] double relative(double r_norm) const {
+    return b_norm == 0.0 ? 0.0 : r_norm / b_norm;
+  }
+  [[nodiscard]] bool reached(double r_norm) const {
+    return relative(r_norm) <= tolerance || r_norm <= absolute_tolerance;
+  }
+  [[nodiscard]] SolveResult result(int iterations, double r_norm) const {
+    return {iterations, relative(r_norm), r_norm};
+  }
 };
 
 template <int B>
@@ -279,32 +358,36 @@ void check_square(const BsrMatrix<B>& a) {
                                                         std::to_string(a.columns()) + ")");
 }
 
-inline void check_vectors(std::size_t b, std::size_t x, std::int64_t rows, const char* solver) {
+template <class Op>
+void check_operator(const Op& a, std::size_t b, std::size_t x, const char* solver) {
+  const std::int64_t rows = a.rows();
+  AFEM_EXPECTS(operator_columns(a) == rows, std::string(solver) + ": the operator is not square (" +
+                                                std::to_string(rows) + " x " +
+                                                std::to_string(operator_columns(a)) + ")");
   AFEM_EXPECTS(b == static_cast<std::size_t>(rows) && x == static_cast<std::size_t>(rows),
                std::string(solver) + ": b has " + std::to_string(b) + " and x " +
-                   std::to_string(x) + " entries; the matrix has " + std::to_string(rows) +
+                   std::to_string(x) + " entries; the operator has " + std::to_string(rows) +
                    " rows");
 }
 
-/// The conjugate-gradient iteration of cg() on any operator with B x B diagonal blocks.
-template <int B, class Op>
-SolveResult conjugate_gradients(const Op& a, memory::ArrayView<const double> b,
+/// The conjugate-gradient iteration of cg() on any operator, preconditioned by `m`.
+template <class Op, class M>
+SolveResult conjugate_gradients(const Op& a, const M& m, memory::ArrayView<const double> b,
                                 memory::ArrayView<double> x, memory::Arena& scratch,
                                 const SolveOptions& options) {
-  check_vectors(b.size(), x.size(), a.rows(), "cg");
-  KrylovWorkspace<B, Op> work(a, options.preconditioner, scratch);
+  KrylovWorkspace<Op> work(a, scratch);
   ResidualHistory history;
   const auto r = work.vector("cg.r");
   const auto z = work.vector("cg.z");
   const auto p = work.vector("cg.p");
   const auto ap = work.vector("cg.Ap");
-  const double b_norm = work.norm(b);
-  double residual = work.initial_residual(b, b_norm, x, r);
-  history.push(residual);
-  if (residual <= options.tolerance) {
-    return {0, residual};
+  const Convergence rule{work.norm(b), options.tolerance, options.absolute_tolerance};
+  double r_norm = work.initial_residual(b, rule.b_norm, x, r);
+  history.push(rule.relative(r_norm));
+  if (rule.reached(r_norm)) {
+    return rule.result(0, r_norm);
   }
-  work.precondition(r, z);
+  work.precondition(m, r, z);
   work.copy(z, p);
   double rz = work.dot(r, z);
   for (int iteration = 1; iteration <= options.max_iterations; ++iteration) {
@@ -318,13 +401,19 @@ SolveResult conjugate_gradients(const Op& a, memory::ArrayView<const double> b,
     const double alpha = rz / curvature;
     work.axpby(alpha, p, 1.0, x);
     work.axpby(-alpha, ap, 1.0, r);
-    residual = work.norm(r) / b_norm;
-    history.push(residual);
-    if (residual <= options.tolerance) {
-      return {iteration, residual};
+    r_norm = work.norm(r);
+    history.push(rule.relative(r_norm));
+    if (rule.reached(r_norm)) {
+      return rule.result(iteration, r_norm);
     }
-    work.precondition(r, z);
+    work.precondition(m, r, z);
     const double rz_next = work.dot(r, z);
+    if (!(rz_next > 0.0)) {
+      throw SolverError("cg: breakdown at iteration " + std::to_string(iteration) +
+                            ": r.z = " + std::to_string(rz_next) +
+                            ", the preconditioner is not positive definite",
+                        history.values());
+    }
     work.axpby(1.0, z, rz_next / rz, p);
     rz = rz_next;
   }
@@ -333,48 +422,14 @@ SolveResult conjugate_gradients(const Op& a, memory::ArrayView<const double> b,
                     history.values());
 }
 
-}  // namespace detail
-
-/// A linear operator that the solvers can use in place of a BsrMatrix: its number of rows,
-/// y = A x, and its diagonal (for Jacobi). The operator keeps whatever it applies; the solver
-/// borrows only its work vectors.
-template <class Op>
-concept LinearOperator = requires(const Op& a, memory::ArrayView<const double> x,
-                                  memory::ArrayView<double> y, memory::Arena& scratch) {
-  { a.rows() } -> std::convertible_to<std::int64_t>;
-  a.apply(x, y, scratch);
-  a.diagonal(y, scratch);
-};
-
-/// Solves A x = b by preconditioned conjugate gradients from the initial guess in x. A must be
-/// symmetric positive definite: a non-positive curvature p.Ap throws SolverError ("not positive
-/// definite"), as does reaching max_iterations.
-template <int B>
-SolveResult cg(const BsrMatrix<B>& a, memory::ArrayView<const double> b,
-               memory::ArrayView<double> x, memory::Arena& scratch,
-               const SolveOptions& options = {}) {
-  detail::check_square(a);
-  return detail::conjugate_gradients<B>(detail::BsrOperator<B>{&a}, b, x, scratch, options);
-}
-
-/// cg() on a matrix-free symmetric positive definite operator (block Jacobi is Jacobi here).
-template <LinearOperator Op>
-SolveResult cg(const Op& a, memory::ArrayView<const double> b, memory::ArrayView<double> x,
-               memory::Arena& scratch, const SolveOptions& options = {}) {
-  return detail::conjugate_gradients<1>(a, b, x, scratch, options);
-}
-
-/// Solves A x = b by right-preconditioned BiCGStab from the initial guess in x. Throws
-/// SolverError on breakdown (rho or omega vanishing) or after max_iterations.
-template <int B>
-SolveResult bicgstab(const BsrMatrix<B>& a, memory::ArrayView<const double> b,
-                     memory::ArrayView<double> x, memory::Arena& scratch,
-                     const SolveOptions& options = {}) {
-  detail::check_square(a);
-  detail::check_vectors(b.size(), x.size(), a.rows(), "bicgstab");
-  const detail::BsrOperator<B> op{&a};
-  detail::KrylovWorkspace<B, detail::BsrOperator<B>> work(op, options.preconditioner, scratch);
-  detail::ResidualHistory history;
+/// The right-preconditioned BiCGStab iteration of bicgstab() on any operator.
+template <class Op, class M>
+SolveResult biconjugate_gradients_stabilized(const Op& a, const M& m,
+                                             memory::ArrayView<const double> b,
+                                             memory::ArrayView<double> x, memory::Arena& scratch,
+                                             const SolveOptions& options) {
+  KrylovWorkspace<Op> work(a, scratch);
+  ResidualHistory history;
   const auto r = work.vector("bicgstab.r");
   const auto r0 = work.vector("bicgstab.r0");
   const auto p = work.vector("bicgstab.p");
@@ -383,15 +438,15 @@ SolveResult bicgstab(const BsrMatrix<B>& a, memory::ArrayView<const double> b,
   const auto t = work.vector("bicgstab.t");
   const auto p_hat = work.vector("bicgstab.p_hat");
   const auto s_hat = work.vector("bicgstab.s_hat");
-  const double b_norm = work.norm(b);
-  double residual = work.initial_residual(b, b_norm, x, r);
-  history.push(residual);
-  if (residual <= options.tolerance) {
-    return {0, residual};
+  const Convergence rule{work.norm(b), options.tolerance, options.absolute_tolerance};
+  double r_norm = work.initial_residual(b, rule.b_norm, x, r);
+  history.push(rule.relative(r_norm));
+  if (rule.reached(r_norm)) {
+    return rule.result(0, r_norm);
   }
   work.copy(r, r0);
-  work.axpby(0.0, r, 0.0, p);
-  work.axpby(0.0, r, 0.0, v);
+  work.zero(p);
+  work.zero(v);
   double rho = 1.0;
   double alpha = 1.0;
   double omega = 1.0;
@@ -405,7 +460,7 @@ SolveResult bicgstab(const BsrMatrix<B>& a, memory::ArrayView<const double> b,
     const double beta = rho_next / rho * (alpha / omega);
     work.axpby(-omega, v, 1.0, p);  // p - omega v
     work.axpby(1.0, r, beta, p);    // r + beta (p - omega v)
-    work.precondition(p, p_hat);
+    work.precondition(m, p, p_hat);
     work.apply(p_hat, v);
     const double r0v = work.dot(r0, v);
     if (r0v == 0.0 || !std::isfinite(r0v)) {
@@ -416,13 +471,13 @@ SolveResult bicgstab(const BsrMatrix<B>& a, memory::ArrayView<const double> b,
     alpha = rho_next / r0v;
     work.copy(r, s);
     work.axpby(-alpha, v, 1.0, s);
-    const double s_norm = work.norm(s) / b_norm;
-    if (s_norm <= options.tolerance) {
+    const double s_norm = work.norm(s);
+    if (rule.reached(s_norm)) {
       work.axpby(alpha, p_hat, 1.0, x);
-      history.push(s_norm);
-      return {iteration, s_norm};
+      history.push(rule.relative(s_norm));
+      return rule.result(iteration, s_norm);
     }
-    work.precondition(s, s_hat);
+    work.precondition(m, s, s_hat);
     work.apply(s_hat, t);
     const double tt = work.dot(t, t);
     omega = tt > 0.0 ? work.dot(t, s) / tt : 0.0;
@@ -435,16 +490,88 @@ SolveResult bicgstab(const BsrMatrix<B>& a, memory::ArrayView<const double> b,
     work.axpby(omega, s_hat, 1.0, x);
     work.copy(s, r);
     work.axpby(-omega, t, 1.0, r);
-    residual = work.norm(r) / b_norm;
-    history.push(residual);
-    if (residual <= options.tolerance) {
-      return {iteration, residual};
+    r_norm = work.norm(r);
+    history.push(rule.relative(r_norm));
+    if (rule.reached(r_norm)) {
+      return rule.result(iteration, r_norm);
     }
     rho = rho_next;
   }
   throw SolverError("bicgstab: no convergence to " + std::to_string(options.tolerance) + " in " +
                         std::to_string(options.max_iterations) + " iterations",
                     history.values());
+}
+
+}  // namespace detail
+
+/// Solves A x = b by preconditioned conjugate gradients from the initial guess in x. A must be
+/// symmetric positive definite: a non-positive curvature p.Ap throws SolverError ("not positive
+/// definite"), as does reaching max_iterations.
+template <int B>
+SolveResult cg(const BsrMatrix<B>& a, memory::ArrayView<const double> b,
+               memory::ArrayView<double> x, memory::Arena& scratch,
+               const SolveOptions& options = {}) {
+  detail::check_square(a);
+  const detail::BsrOperator<B> op{&a};
+  detail::check_operator(op, b.size(), x.size(), "cg");
+  const detail::DiagonalPreconditioner<B> m(op, options.preconditioner, scratch, "cg");
+  return detail::conjugate_gradients(op, m, b, x, scratch, options);
+}
+
+/// cg() on a matrix-free symmetric positive definite operator (block Jacobi is Jacobi here;
+/// either needs the operator's diagonal(), else afem::Error).
+template <LinearOperator Op>
+SolveResult cg(const Op& a, memory::ArrayView<const double> b, memory::ArrayView<double> x,
+               memory::Arena& scratch, const SolveOptions& options = {}) {
+  detail::check_operator(a, b.size(), x.size(), "cg");
+  const detail::DiagonalPreconditioner<1> m(a, options.preconditioner, scratch, "cg");
+  return detail::conjugate_gradients(a, m, b, x, scratch, options);
+}
+
+/// cg() preconditioned by the caller's symmetric positive definite operator: z = M^-1 r is
+/// preconditioner.apply(r, z, scratch) (a multigrid cycle, an inverse, a polynomial...).
+/// options.preconditioner is not read. A preconditioner that is not positive definite (r.z <= 0)
+/// throws SolverError.
+template <LinearOperator Op, LinearOperator M>
+SolveResult cg(const Op& a, memory::ArrayView<const double> b, memory::ArrayView<double> x,
+               memory::Arena& scratch, const SolveOptions& options, const M& preconditioner) {
+  detail::check_operator(a, b.size(), x.size(), "cg");
+  return detail::conjugate_gradients(
+      a, detail::operator_preconditioner(preconditioner, a.rows(), "cg"), b, x, scratch, options);
+}
+
+/// Solves A x = b by right-preconditioned BiCGStab from the initial guess in x. Throws
+/// SolverError on breakdown (rho or omega vanishing) or after max_iterations.
+template <int B>
+SolveResult bicgstab(const BsrMatrix<B>& a, memory::ArrayView<const double> b,
+                     memory::ArrayView<double> x, memory::Arena& scratch,
+                     const SolveOptions& options = {}) {
+  detail::check_square(a);
+  const detail::BsrOperator<B> op{&a};
+  detail::check_operator(op, b.size(), x.size(), "bicgstab");
+  const detail::DiagonalPreconditioner<B> m(op, options.preconditioner, scratch, "bicgstab");
+  return detail::biconjugate_gradients_stabilized(op, m, b, x, scratch, options);
+}
+
+/// bicgstab() on a matrix-free operator (block Jacobi is Jacobi here; either needs the operator's
+/// diagonal(), else afem::Error).
+template <LinearOperator Op>
+SolveResult bicgstab(const Op& a, memory::ArrayView<const double> b, memory::ArrayView<double> x,
+                     memory::Arena& scratch, const SolveOptions& options = {}) {
+  detail::check_operator(a, b.size(), x.size(), "bicgstab");
+  const detail::DiagonalPreconditioner<1> m(a, options.preconditioner, scratch, "bicgstab");
+  return detail::biconjugate_gradients_stabilized(a, m, b, x, scratch, options);
+}
+
+/// bicgstab() preconditioned by the caller's operator (z = M^-1 r is preconditioner.apply(r, z,
+/// scratch)); options.preconditioner is not read.
+template <LinearOperator Op, LinearOperator M>
+SolveResult bicgstab(const Op& a, memory::ArrayView<const double> b, memory::ArrayView<double> x,
+                     memory::Arena& scratch, const SolveOptions& options, const M& preconditioner) {
+  detail::check_operator(a, b.size(), x.size(), "bicgstab");
+  return detail::biconjugate_gradients_stabilized(
+      a, detail::operator_preconditioner(preconditioner, a.rows(), "bicgstab"), b, x, scratch,
+      options);
 }
 
 }  // namespace afem::fem

@@ -41,7 +41,7 @@ namespace afem::fem::detail {
 
 /// A matrix pattern and its triplet plan, built apart from the matrix and installed into it with
 /// install() once nothing more can fail. Owns its arrays (in the matrix's pool) until installed.
-template <int B>
+template <int R, int C>
 struct AssemblyPlan {
   std::int32_t rows = 0;
   std::int32_t columns = 0;
@@ -53,7 +53,7 @@ struct AssemblyPlan {
   memory::Temporary<std::int32_t> starts;
 
   /// Swaps the pattern (values uninitialized) and the plan into `matrix`.
-  void install(BsrMatrix<B>& matrix) && {
+  void install(BsrMatrix<R, C>& matrix) && {
     matrix.set_pattern(rows, columns, std::move(offsets), std::move(block_columns),
                        std::move(values));
     matrix.set_plan(key, std::move(order), std::move(starts));
@@ -61,10 +61,10 @@ struct AssemblyPlan {
 };
 
 /// The plan from a stable sort of every triplet's (row, column) key.
-template <int B, class TestElement, class TrialElement>
-AssemblyPlan<B> build_plan_by_sort(memory::Pool& pool, const RestrictionView& test,
-                                   const RestrictionView& trial, const AssemblyKey& key,
-                                   memory::Arena& scratch) {
+template <int R, int C, class TestElement, class TrialElement>
+AssemblyPlan<R, C> build_plan_by_sort(memory::Pool& pool, const RestrictionView& test,
+                                      const RestrictionView& trial, const AssemblyKey& key,
+                                      memory::Arena& scratch) {
   constexpr int nt = TestElement::node_count;
   constexpr int nu = TrialElement::node_count;
   auto policy = memory::arena_policy(scratch, "integrate.thrust");
@@ -98,7 +98,7 @@ AssemblyPlan<B> build_plan_by_sort(memory::Pool& pool, const RestrictionView& te
   auto columns = memory::borrow_temporary<std::int32_t>(pool, blocks, "BsrMatrix.columns");
   auto offsets = memory::borrow_temporary<std::int32_t>(
       pool, static_cast<std::size_t>(test.node_count) + 1, "BsrMatrix.offsets");
-  auto values = memory::borrow_temporary<double>(pool, blocks * B * B, "BsrMatrix.values");
+  auto values = memory::borrow_temporary<double>(pool, blocks * R * C, "BsrMatrix.values");
   const memory::ArrayView<std::int32_t> s = starts.view();
   const memory::ArrayView<std::int32_t> c = columns.view();
   const memory::ArrayView<std::int32_t> off = offsets.view();
@@ -251,10 +251,10 @@ struct PlanRows {
 };
 
 /// The plan row by row (CPU), with `parts` mark tables over the trial nodes.
-template <int B, class TestElement, class TrialElement>
-AssemblyPlan<B> build_plan_by_rows(std::size_t parts, memory::Pool& pool,
-                                   const RestrictionView& test, const RestrictionView& trial,
-                                   const AssemblyKey& key, memory::Arena& scratch) {
+template <int R, int C, class TestElement, class TrialElement>
+AssemblyPlan<R, C> build_plan_by_rows(std::size_t parts, memory::Pool& pool,
+                                      const RestrictionView& test, const RestrictionView& trial,
+                                      const AssemblyKey& key, memory::Arena& scratch) {
   const auto total = static_cast<std::size_t>(key.triplets);
   const auto rows = static_cast<std::size_t>(test.node_count);
   const auto cols = static_cast<std::size_t>(trial.node_count);
@@ -288,7 +288,7 @@ AssemblyPlan<B> build_plan_by_rows(std::size_t parts, memory::Pool& pool,
   const auto blocks = static_cast<std::size_t>(off[rows]);
   auto starts = memory::borrow_temporary<std::int32_t>(pool, blocks + 1, "BsrMatrix.block_starts");
   auto columns = memory::borrow_temporary<std::int32_t>(pool, blocks, "BsrMatrix.columns");
-  auto values = memory::borrow_temporary<double>(pool, blocks * B * B, "BsrMatrix.values");
+  auto values = memory::borrow_temporary<double>(pool, blocks * R * C, "BsrMatrix.values");
   const memory::ArrayView<std::int32_t> s = starts.view();
   const memory::ArrayView<std::int32_t> c = columns.view();
   const memory::ArrayView<std::int32_t> o = order.view();
@@ -309,10 +309,10 @@ AssemblyPlan<B> build_plan_by_rows(std::size_t parts, memory::Pool& pool,
 #endif
 
 /// The pattern and triplet plan of test x trial over the domain, in `pool`.
-template <int B, class TestElement, class TrialElement>
-AssemblyPlan<B> build_plan(memory::Pool& pool, const RestrictionView& test,
-                           const RestrictionView& trial, const AssemblyKey& key,
-                           memory::Arena& scratch) {
+template <int R, int C, class TestElement, class TrialElement>
+AssemblyPlan<R, C> build_plan(memory::Pool& pool, const RestrictionView& test,
+                              const RestrictionView& trial, const AssemblyKey& key,
+                              memory::Arena& scratch) {
 #if !AFEM_HAS_CUDA
   const auto total = static_cast<std::size_t>(key.triplets);
   const auto rows = static_cast<std::size_t>(test.node_count);
@@ -324,10 +324,11 @@ AssemblyPlan<B> build_plan(memory::Pool& pool, const RestrictionView& test,
   // The mark tables stay smaller than the plan's own triplet order.
   parts = std::min(parts, std::max<std::size_t>(total / std::max<std::size_t>(columns, 1), 1));
   if (columns <= total) {
-    return build_plan_by_rows<B, TestElement, TrialElement>(parts, pool, test, trial, key, scratch);
+    return build_plan_by_rows<R, C, TestElement, TrialElement>(parts, pool, test, trial, key,
+                                                               scratch);
   }
 #endif
-  return build_plan_by_sort<B, TestElement, TrialElement>(pool, test, trial, key, scratch);
+  return build_plan_by_sort<R, C, TestElement, TrialElement>(pool, test, trial, key, scratch);
 }
 
 }  // namespace afem::fem::detail

@@ -105,8 +105,8 @@ Eigen::SparseMatrix<double> reference_matrix(const Space& space, const Reference
 }
 
 /// A BsrMatrix copied to the host as an Eigen SparseMatrix.
-template <int B>
-Eigen::SparseMatrix<double> to_eigen(const fem::BsrMatrix<B>& a) {
+template <int R, int C>
+Eigen::SparseMatrix<double> to_eigen(const fem::BsrMatrix<R, C>& a) {
   const auto offsets = copy_to_host(a.view().offsets);
   const auto columns = copy_to_host(a.view().columns);
   const auto values = copy_to_host(memory::ArrayView<const double>(a.view().values));
@@ -114,11 +114,11 @@ Eigen::SparseMatrix<double> to_eigen(const fem::BsrMatrix<B>& a) {
   for (std::int32_t r = 0; r < a.block_rows(); ++r) {
     for (auto k = offsets[static_cast<std::size_t>(r)];
          k < offsets[static_cast<std::size_t>(r) + 1]; ++k) {
-      for (int i = 0; i < B; ++i) {
-        for (int j = 0; j < B; ++j) {
+      for (int i = 0; i < R; ++i) {
+        for (int j = 0; j < C; ++j) {
           triplets.emplace_back(
-              r * B + i, columns[static_cast<std::size_t>(k)] * B + j,
-              values[static_cast<std::size_t>(k) * B * B + static_cast<std::size_t>(i * B + j)]);
+              r * R + i, columns[static_cast<std::size_t>(k)] * C + j,
+              values[static_cast<std::size_t>(k) * R * C + static_cast<std::size_t>(i * C + j)]);
         }
       }
     }

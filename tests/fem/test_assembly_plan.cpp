@@ -76,8 +76,8 @@ HostPlan built_plan(const TestRestriction& test, const TrialRestriction& trial, 
   const AssemblyKey key{test.version(), trial.version(),
                         static_cast<std::int64_t>(test.element_count()) * TestElement::node_count *
                             TrialElement::node_count};
-  auto plan =
-      detail::build_plan<1, TestElement, TrialElement>(pool, test.view(), trial.view(), key, arena);
+  auto plan = detail::build_plan<1, 1, TestElement, TrialElement>(pool, test.view(), trial.view(),
+                                                                  key, arena);
   EXPECT_EQ(plan.rows, test.node_count());
   EXPECT_EQ(plan.columns, trial.node_count());
   EXPECT_EQ(plan.values.size(), plan.block_columns.size());

@@ -8,13 +8,13 @@
 #include <algorithm>
 #include <cmath>
 #include <random>
-#include <set>
 #include <string>
 #include <vector>
 
 #include "fem/bsr_matrix.hpp"
 #include "fem/solvers.hpp"
 #include "memory/thrust_allocator.hpp"
+#include "random_bsr.hpp"
 #include "reference_assembly.hpp"
 #include "support/backend.hpp"
 #include "support/backend_test.hpp"
@@ -22,62 +22,8 @@
 namespace afem::fem {
 namespace {
 
-/// Host CSR-of-blocks arrays of a random block matrix with a full diagonal.
-struct HostBsr {
-  std::int32_t rows = 0;
-  std::vector<std::int32_t> offsets;
-  std::vector<std::int32_t> columns;
-  std::vector<double> values;
-};
-
-/// A random symmetric positive definite block matrix (diagonally dominant) when `symmetric`,
-/// otherwise a random nonsymmetric one with a dominant diagonal.
-template <int B>
-HostBsr random_bsr(std::int32_t rows, bool symmetric, std::uint32_t seed) {
-  std::mt19937 random(seed);
-  std::uniform_real_distribution<double> value(-1.0, 1.0);
-  std::uniform_int_distribution<std::int32_t> column(0, rows - 1);
-  std::vector<std::set<std::int32_t>> pattern(static_cast<std::size_t>(rows));
-  for (std::int32_t r = 0; r < rows; ++r) {
-    pattern[static_cast<std::size_t>(r)].insert(r);
-    for (int k = 0; k < 3; ++k) {
-      const std::int32_t c = column(random);
-      pattern[static_cast<std::size_t>(r)].insert(c);
-      pattern[static_cast<std::size_t>(c)].insert(r);
-    }
-  }
-  Eigen::MatrixXd dense = Eigen::MatrixXd::Zero(Eigen::Index{rows} * B, Eigen::Index{rows} * B);
-  for (std::int32_t r = 0; r < rows; ++r) {
-    for (const std::int32_t c : pattern[static_cast<std::size_t>(r)]) {
-      for (int i = 0; i < B; ++i) {
-        for (int j = 0; j < B; ++j) {
-          dense(r * B + i, c * B + j) = value(random);
-        }
-      }
-    }
-  }
-  if (symmetric) {
-    dense = (0.5 * (dense + dense.transpose())).eval();
-  }
-  for (Eigen::Index i = 0; i < dense.rows(); ++i) {
-    dense(i, i) = dense.row(i).cwiseAbs().sum() + 1.0;
-  }
-  HostBsr host;
-  host.rows = rows;
-  host.offsets.push_back(0);
-  for (std::int32_t r = 0; r < rows; ++r) {
-    for (const std::int32_t c : pattern[static_cast<std::size_t>(r)]) {
-      host.columns.push_back(c);
-      for (int i = 0; i < B; ++i) {
-        for (int j = 0; j < B; ++j) {
-          host.values.push_back(dense(r * B + i, c * B + j));
-        }
-      }
-    }
-    host.offsets.push_back(static_cast<std::int32_t>(host.columns.size()));
-  }
-  return host;
-}
+using test::HostBsr;
+using test::random_bsr;
 
 template <class T>
 class SolverTest : public test::BackendTest {};
@@ -87,8 +33,7 @@ TYPED_TEST_SUITE(SolverTest, BlockSizes);
 
 template <int B>
 BsrMatrix<B> upload(const HostBsr& host, memory::Pool& pool) {
-  return BsrMatrix<B>::from_host(pool, host.rows, host.rows, host.offsets, host.columns,
-                                 host.values);
+  return host.upload<B>(pool);
 }
 
 TYPED_TEST(SolverTest, ConjugateGradientsAgreeWithSimplicialLdlt) {
@@ -259,7 +204,7 @@ TEST_F(OperatorSolverTest, ConjugateGradientsSolveAMatrixFreeOperator) {
   for (std::size_t r = 0; r < n; ++r) {
     for (auto k = host.offsets[r]; k < host.offsets[r + 1]; ++k) {
       const auto entry = static_cast<std::size_t>(k);
-      dense[r * n + static_cast<std::size_t>(host.columns[entry])] = host.values[entry];
+      dense[r * n + static_cast<std::size_t>(host.block_columns[entry])] = host.values[entry];
     }
   }
   std::vector<Eigen::Triplet<double>> triplets;
@@ -330,8 +275,7 @@ TEST_F(SolverErrorTest, ConjugateGradientsRefuseAnIndefiniteMatrix) {
 
 TEST_F(SolverErrorTest, NonConvergenceReportsTheResidualHistory) {
   const HostBsr host = random_bsr<1>(300, true, 1);
-  const BsrMatrix<1> a = BsrMatrix<1>::from_host(*pool_, host.rows, host.rows, host.offsets,
-                                                 host.columns, host.values);
+  const BsrMatrix<1> a = host.upload<1>(*pool_);
   auto b = memory::borrow_temporary<double>(*pool_, 300, "test.b");
   auto x = memory::borrow_temporary<double>(*pool_, 300, "test.x");
   test::copy_to_device(b.view(), std::vector<double>(300, 1.0));
@@ -350,8 +294,7 @@ TEST_F(SolverErrorTest, NonConvergenceReportsTheResidualHistory) {
 // A long solve keeps its last 64 residuals, oldest first: one more iteration shifts them by one.
 TEST_F(SolverErrorTest, TheResidualHistoryKeepsTheLast64ResidualsOldestFirst) {
   const HostBsr host = random_bsr<1>(300, true, 1);
-  const BsrMatrix<1> a = BsrMatrix<1>::from_host(*pool_, host.rows, host.rows, host.offsets,
-                                                 host.columns, host.values);
+  const BsrMatrix<1> a = host.upload<1>(*pool_);
   auto b = memory::borrow_temporary<double>(*pool_, 300, "test.b");
   auto x = memory::borrow_temporary<double>(*pool_, 300, "test.x");
   const auto history_after = [&](int iterations) {
@@ -390,6 +333,36 @@ TEST_F(SolverErrorTest, RefusesMalformedHostArraysAndMismatchedVectors) {
   auto x = memory::borrow_temporary<double>(*pool_, 2, "test.x");
   EXPECT_THROW(cg(a, b.view(), x.view(), *arena_), Error);
   EXPECT_THROW(spmv(a, b.view(), x.view(), *arena_), Error);
+}
+
+// Work vectors come from the arena as the last user left them: a solve must not read them before
+// writing them (0 * NaN is NaN), whatever they held.
+TEST_F(SolverErrorTest, SolvesInAnArenaWhoseMemoryHeldNotANumbers) {
+  const HostBsr host = random_bsr<1>(100, true, 2);
+  const BsrMatrix<1> a = host.upload<1>(*pool_);
+  auto b = memory::borrow_temporary<double>(*pool_, 100, "test.b");
+  auto x = memory::borrow_temporary<double>(*pool_, 100, "test.x");
+  test::copy_to_device(b.view(), std::vector<double>(100, 1.0));
+  const auto poison_arena = [&] {
+    auto junk = memory::borrow_temporary<double>(*arena_, 4000, "test.junk");
+    test::copy_to_device(junk.view(), std::vector<double>(4000, std::nan("")));
+  };
+  for (const Preconditioner preconditioner : {Preconditioner::none, Preconditioner::jacobi}) {
+    poison_arena();
+    test::copy_to_device(x.view(), std::vector<double>(100, 0.0));
+    EXPECT_LE(cg(a, b.view(), x.view(), *arena_, {.preconditioner = preconditioner}).residual,
+              1e-10);
+    poison_arena();
+    test::copy_to_device(x.view(), std::vector<double>(100, 0.0));
+    EXPECT_LE(bicgstab(a, b.view(), x.view(), *arena_, {.preconditioner = preconditioner}).residual,
+              1e-10);
+  }
+  // b = 0 gives x = 0 even from a guess that is not a number.
+  test::copy_to_device(b.view(), std::vector<double>(100, 0.0));
+  test::copy_to_device(x.view(), std::vector<double>(100, std::nan("")));
+  EXPECT_EQ(cg(a, b.view(), x.view(), *arena_).iterations, 0);
+  EXPECT_EQ(test::copy_to_host(memory::ArrayView<const double>(x.view())),
+            std::vector<double>(100, 0.0));
 }
 
 TEST_F(SolverErrorTest, BlockJacobiRefusesASingularDiagonalBlock) {
