@@ -44,6 +44,40 @@ concept DiagonalOperator = LinearOperator<Op> &&
   a.diagonal(d, scratch);
 };
 
+/// An operator that can compute only some rows of y = A x: apply_where(keep, x, y, scratch)
+/// writes the rows i where keep(i) is true (a device-callable predicate) and may skip the others,
+/// reading nothing for them. Compositions use it to skip rows whose result is thrown away (the
+/// fixed rows of with_fixed, the zero weights of a scaling).
+template <class Op, class Keep>
+concept RowSelectiveOperator = LinearOperator<Op> &&
+    requires(const Op& a, Keep keep, memory::ArrayView<const double> x, memory::ArrayView<double> y,
+             memory::Arena& scratch) {
+  a.apply_where(keep, x, y, scratch);
+};
+
+/// The rows whose `fixed` entry is zero.
+struct FreeRows {
+  memory::ArrayView<const std::uint8_t> fixed;
+  AFEM_HOST_DEVICE bool operator()(std::size_t i) const { return fixed[i] == 0; }
+};
+
+/// The entries where `w` is not zero.
+struct NonzeroEntries {
+  memory::ArrayView<const double> w;
+  AFEM_HOST_DEVICE bool operator()(std::size_t i) const { return w[i] != 0.0; }
+};
+
+/// y = A x on (at least) the rows where keep(i) is true: apply_where when `a` has it, else apply.
+template <LinearOperator Op, class Keep>
+void apply_rows(const Op& a, Keep keep, memory::ArrayView<const double> x,
+                memory::ArrayView<double> y, memory::Arena& scratch) {
+  if constexpr (RowSelectiveOperator<Op, Keep>) {
+    a.apply_where(keep, x, y, scratch);
+  } else {
+    a.apply(x, y, scratch);
+  }
+}
+
 /// The columns of `a`: a.columns() where it has one, else a.rows().
 template <LinearOperator Op>
 std::int64_t operator_columns(const Op& a) {
@@ -65,6 +99,11 @@ public:
   void apply(memory::ArrayView<const double> x, memory::ArrayView<double> y,
              memory::Arena& scratch) const {
     spmv(*a_, x, y, scratch);
+  }
+  template <class Keep>
+  void apply_where(Keep keep, memory::ArrayView<const double> x, memory::ArrayView<double> y,
+                   memory::Arena& scratch) const {
+    spmv_where(*a_, keep, x, y, scratch);
   }
   /// The scalar diagonal (the diagonal entries of the diagonal blocks).
   void diagonal(memory::ArrayView<double> d, memory::Arena& scratch) const requires(R == C) {
@@ -105,6 +144,11 @@ public:
              memory::Arena& scratch) const {
     spmv_transposed(*a_, x, y, scratch);
   }
+  template <class Keep>
+  void apply_where(Keep keep, memory::ArrayView<const double> x, memory::ArrayView<double> y,
+                   memory::Arena& scratch) const {
+    spmv_transposed_where(*a_, keep, x, y, scratch);
+  }
 
 private:
   const BsrMatrix<R, C>* a_;
@@ -118,21 +162,33 @@ TransposedOperator<R, C> transposed(const BsrMatrix<R, C>& a) {
 template <int R, int C>
 void transposed(const BsrMatrix<R, C>&& a) = delete;
 
-/// diag(w): y_i = w_i x_i.
+/// diag(w): y_i = w_i x_i, and y_i = 0 where w_i = 0 whatever x_i holds (a structural zero: a
+/// product scaling(w) B computes B x only where w is not zero).
 class ScalingOperator {
 public:
   explicit ScalingOperator(memory::ArrayView<const double> w) : w_(w) {}
   [[nodiscard]] std::int64_t rows() const { return static_cast<std::int64_t>(w_.size()); }
   void apply(memory::ArrayView<const double> x, memory::ArrayView<double> y,
              memory::Arena& scratch) const {
+    apply_where(AllRows{}, x, y, scratch);
+  }
+  template <class Keep>
+  void apply_where(Keep keep, memory::ArrayView<const double> x, memory::ArrayView<double> y,
+                   memory::Arena& scratch) const {
     detail::check_size(x.size(), rows(), "ScalingOperator (x)");
     detail::check_size(y.size(), rows(), "ScalingOperator (y)");
     const memory::ArrayView<const double> w = w_;
     auto policy = memory::arena_policy(scratch, "operator.thrust");
     thrust::for_each_n(policy, thrust::counting_iterator<std::size_t>(0), w.size(),
-                       [=] AFEM_HOST_DEVICE(std::size_t i) { y[i] = w[i] * x[i]; });
+                       [=] AFEM_HOST_DEVICE(std::size_t i) {
+                         if (keep(i)) {
+                           y[i] = w[i] == 0.0 ? 0.0 : w[i] * x[i];
+                         }
+                       });
   }
   void diagonal(memory::ArrayView<double> d, memory::Arena& scratch) const { copy(w_, d, scratch); }
+  /// The entries of x that apply() reads.
+  [[nodiscard]] NonzeroEntries read_entries() const { return {w_}; }
 
 private:
   memory::ArrayView<const double> w_;
@@ -143,7 +199,8 @@ inline ScalingOperator scaling(memory::ArrayView<const double> w) {
   return ScalingOperator(w);
 }
 
-/// A B: y = A (B x), B x in the arena ("operator.product").
+/// A B: y = A (B x), B x in the arena ("operator.product"). When A is a scaling, B x is computed
+/// only where its weight is not zero.
 template <LinearOperator A, LinearOperator B>
 class ProductOperator {
 public:
@@ -156,10 +213,19 @@ public:
   [[nodiscard]] std::int64_t columns() const { return operator_columns(b_); }
   void apply(memory::ArrayView<const double> x, memory::ArrayView<double> y,
              memory::Arena& scratch) const {
+    apply_where(AllRows{}, x, y, scratch);
+  }
+  template <class Keep>
+  void apply_where(Keep keep, memory::ArrayView<const double> x, memory::ArrayView<double> y,
+                   memory::Arena& scratch) const {
     auto between = memory::borrow_temporary<double>(scratch, static_cast<std::size_t>(b_.rows()),
                                                     "operator.product");
-    b_.apply(x, between.view(), scratch);
-    a_.apply(memory::ArrayView<const double>(between.view()), y, scratch);
+    if constexpr (requires { a_.read_entries(); }) {
+      apply_rows(b_, a_.read_entries(), x, between.view(), scratch);
+    } else {
+      b_.apply(x, between.view(), scratch);
+    }
+    apply_rows(a_, keep, memory::ArrayView<const double>(between.view()), y, scratch);
   }
 
 private:
@@ -220,7 +286,7 @@ SumOperator<A, B> sum(A a, B b) {
 /// A square operator with fixed dofs: on a fixed row y_i = x_i, and x is read as 0 on fixed
 /// columns, so the free block of A stays as it was and the fixed one is the identity (symmetric
 /// when A is). `fixed` has one entry per row, nonzero where fixed. x with its fixed entries zeroed
-/// is in the arena ("operator.free_part").
+/// is in the arena ("operator.free_part"); A computes only the free rows where it can.
 template <LinearOperator A>
 class ConstrainedOperator {
 public:
@@ -242,7 +308,7 @@ public:
     auto policy = memory::arena_policy(scratch, "operator.thrust");
     thrust::for_each_n(policy, thrust::counting_iterator<std::size_t>(0), x.size(),
                        [=] AFEM_HOST_DEVICE(std::size_t i) { f[i] = fixed[i] != 0 ? 0.0 : x[i]; });
-    a_.apply(memory::ArrayView<const double>(f), y, scratch);
+    apply_rows(a_, FreeRows{fixed}, memory::ArrayView<const double>(f), y, scratch);
     thrust::for_each_n(policy, thrust::counting_iterator<std::size_t>(0), x.size(),
                        [=] AFEM_HOST_DEVICE(std::size_t i) {
                          if (fixed[i] != 0) {

@@ -14,9 +14,10 @@
 /// solver's tolerance, and a fluid at rest in gravity is in exact discrete balance. The mass and
 /// divergence come from the cells, not the particles: weighting them by the particles' own
 /// positions makes small position errors grow (at a rate of sqrt(g / dx)). B is one BSR matrix of
-/// 1 x D blocks, assembled over the grid each step (the pattern is built once); the solve applies
-/// the operator B W B^T with the fixed pressures held, composed from B, W and B^T (formed
-/// explicitly it would couple nodes two cells apart), preconditioned by the diagonal of B W B^T.
+/// 1 x D blocks, assembled over the grid each step (the pattern is built once), and B^T is its
+/// transpose, refreshed in place; the solve applies the operator B W B^T with the fixed pressures
+/// held, composed from B, W and B^T (formed explicitly it would couple nodes two cells apart),
+/// preconditioned by the diagonal of B W B^T.
 /// Used by Simulation<D>; compiled by nvcc in the CUDA build.
 
 #include <thrust/for_each.h>
@@ -138,11 +139,12 @@ struct FreeEntries {
 
 }  // namespace detail
 
-/// Owns the Q1 pressure space, the divergence matrices B_d and their transposes ("BsrMatrix.*")
-/// and the pressure field (the next solve's initial guess) in the pool, with the grid's quadrature
-/// and restrictions, until destroyed. project() borrows its scratch from the arena and gives it
-/// back. The velocity lives in `VelocitySpace`'s vector counterpart (Q1 or quadratic B-splines on
-/// the grid; `VelocitySpace` is its scalar space), the pressure on the grid's vertices.
+/// Owns the Q1 pressure space, the divergence matrix B, its transpose and B's column index
+/// ("BsrMatrix.*") and the pressure field (the next solve's initial guess) in the pool, with the
+/// grid's quadrature and restrictions, until destroyed. project() borrows its scratch from the
+/// arena and gives it back. The velocity lives in `VelocitySpace`'s vector counterpart (Q1 or
+/// quadratic B-splines on the grid; `VelocitySpace` is its scalar space), the pressure on the
+/// grid's vertices.
 template <int D, class VelocitySpace>
 class PressureProjection {
 public:
@@ -164,6 +166,7 @@ public:
         velocity_restriction_(velocity, cells_, scratch),
         pressure_restriction_(pressure_space_, cells_, scratch),
         divergence_(pool),
+        gradient_(pool),
         pressure_(pressure_space_) {}
 
   /// Projects `velocity` (u* on entry, D values per velocity node) given the fluid `fraction` of
@@ -183,6 +186,7 @@ public:
     fem::integrate(divergence_, quadrature_, pressure_restriction_,
                    fem::with_components<D>(velocity_restriction_), detail::DivergenceForm{fraction},
                    scratch);
+    fem::transpose(divergence_, gradient_, scratch);
     auto velocity_mass =
         memory::borrow_temporary<double>(scratch, velocity_nodes, "PressureProjection.mass");
     fem::integrate(velocity_mass.view(), quadrature_, velocity_restriction_,
@@ -226,7 +230,7 @@ public:
                        detail::FreeEntries{pressure_.dofs(), fixed.view(), pressure_.dofs()});
     // W B^T, then B W B^T with the pressures without fluid held at zero.
     const auto gradient =
-        fem::product(fem::scaling(inverse_mass.view()), fem::transposed(divergence_));
+        fem::product(fem::scaling(inverse_mass.view()), fem::as_operator(gradient_));
     const auto schur = fem::with_diagonal(
         fem::with_fixed(fem::product(fem::as_operator(divergence_), gradient), fixed.view()),
         diagonal.view());
@@ -271,6 +275,7 @@ private:
   fem::SpaceRestriction<VelocitySpace, Domain> velocity_restriction_;
   fem::SpaceRestriction<PressureSpace, Domain> pressure_restriction_;
   fem::BsrMatrix<1, D> divergence_;
+  fem::BsrMatrix<D, 1> gradient_;
   fem::DiscreteField<PressureSpace> pressure_;
 };
 

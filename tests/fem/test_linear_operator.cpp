@@ -114,6 +114,83 @@ TYPED_TEST(RectangularBsrTest, ProductsTransposeAndGramDiagonalMatchEigen) {
   EXPECT_EQ(arena.stats().live_bytes, 0U);
 }
 
+// Products on selected rows write those rows only; a transpose into a matrix that holds the
+// transpose's pattern rewrites its values and takes nothing from the pool.
+TYPED_TEST(RectangularBsrTest, SelectedRowsAndATransposeThatKeepsItsPattern) {
+  constexpr int r = TypeParam::rows;
+  constexpr int c = TypeParam::columns;
+  memory::Pool& pool = *this->pool_;
+  memory::Arena& arena = *this->arena_;
+  const test::HostBsr host = test::random_rectangular_bsr<r, c>(31, 17, 6);
+  const BsrMatrix<r, c> a = host.upload<r, c>(pool);
+  const Eigen::MatrixXd reference(test::to_eigen(a));
+  const Eigen::VectorXd x = ramp(a.columns(), 0.3, 4.0);
+  const Eigen::VectorXd xt = ramp(a.rows(), -2.0, 1.0);
+  auto xs = device_vector(pool, x, "test.x");
+  auto xts = device_vector(pool, xt, "test.xt");
+  Eigen::VectorXd mask_values = ramp(a.rows(), 0.0, 9.0);
+  std::vector<std::uint8_t> fixed(static_cast<std::size_t>(a.rows()));
+  for (std::size_t i = 0; i < fixed.size(); ++i) {
+    fixed[i] = i % 3 == 1 ? 1 : 0;
+  }
+  auto fixed_s = memory::borrow_temporary<std::uint8_t>(pool, fixed.size(), "test.fixed");
+  test::copy_to_device(fixed_s.view(), fixed);
+  auto ys = device_vector(pool, mask_values, "test.y");
+  spmv_where(a, FreeRows{fixed_s.view()}, xs.view(), ys.view(), arena);
+  const Eigen::VectorXd full = reference * x;
+  const Eigen::VectorXd y = host_vector(ys.view());
+  for (std::size_t i = 0; i < fixed.size(); ++i) {
+    const auto k = static_cast<Eigen::Index>(i);
+    EXPECT_EQ(y[k], fixed[i] != 0 ? mask_values[k] : y[k]);
+    if (fixed[i] == 0) {
+      EXPECT_NEAR(y[k], full[k], 1e-14 * full.norm());
+    }
+  }
+  Eigen::VectorXd weights = ramp(a.columns(), -1.0, 1.0);
+  for (Eigen::Index i = 0; i < weights.size(); i += 2) {
+    weights[i] = 0.0;
+  }
+  auto ws = device_vector(pool, weights, "test.w");
+  auto zs = device_vector(pool, Eigen::VectorXd::Constant(a.columns(), 7.0), "test.z");
+  spmv_transposed_where(a, NonzeroEntries{ws.view()}, xts.view(), zs.view(), arena);
+  const Eigen::VectorXd full_t = reference.transpose() * xt;
+  const Eigen::VectorXd z = host_vector(zs.view());
+  for (Eigen::Index i = 0; i < z.size(); ++i) {
+    if (weights[i] == 0.0) {
+      EXPECT_EQ(z[i], 7.0);
+    } else {
+      EXPECT_NEAR(z[i], full_t[i], 1e-14 * full_t.norm());
+    }
+  }
+
+  BsrMatrix<c, r> at(pool);
+  transpose(a, at, arena);
+  EXPECT_EQ(Eigen::MatrixXd(test::to_eigen(at)), Eigen::MatrixXd(reference.transpose()));
+  EXPECT_EQ(at.transposed_from(), a.pattern_id());
+  // New values in the same pattern: rewritten in place.
+  const auto doubled = test::copy_to_host(ConstView(a.view().values));
+  std::vector<double> twice(doubled.size());
+  for (std::size_t i = 0; i < twice.size(); ++i) {
+    twice[i] = 2.0 * doubled[i];
+  }
+  test::copy_to_device(a.view().values, twice);
+  const double* values_before = at.view().values.data();
+  const memory::PoolStats before = pool.stats();
+  transpose(a, at, arena);
+  EXPECT_EQ(pool.stats().hits + pool.stats().misses, before.hits + before.misses);
+  EXPECT_EQ(at.view().values.data(), values_before);
+  EXPECT_EQ(Eigen::MatrixXd(test::to_eigen(at)), Eigen::MatrixXd(2.0 * reference.transpose()));
+  // The transpose of another matrix: at takes its pattern.
+  const test::HostBsr other_host = test::random_rectangular_bsr<r, c>(12, 40, 9);
+  const BsrMatrix<r, c> other = other_host.upload<r, c>(pool);
+  transpose(other, at, arena);
+  EXPECT_EQ(at.block_rows(), 40);
+  EXPECT_EQ(at.transposed_from(), other.pattern_id());
+  EXPECT_EQ(Eigen::MatrixXd(test::to_eigen(at)),
+            Eigen::MatrixXd(Eigen::MatrixXd(test::to_eigen(other)).transpose()));
+  EXPECT_EQ(arena.stats().live_bytes, 0U);
+}
+
 /// theta q div(phi) with theta = 1 + x_0: test q scalar, trial phi with D components.
 struct DivergenceForm {
   template <int D>
@@ -253,6 +330,16 @@ TEST_F(OperatorTest, ComposedOperatorsApplyTheirAlgebra) {
   EXPECT_TRUE(close(expected_held));
   held.diagonal(ys.view(), *arena_);
   EXPECT_TRUE(close(fixed_diagonal));
+
+  // A zero weight gives zero whatever the input holds there.
+  Eigen::VectorXd sparse_w = w.head(40);
+  sparse_w[5] = 0.0;
+  auto sparse_ws = device_vector(*pool_, sparse_w, "test.sparse_w");
+  Eigen::VectorXd poisoned = x;
+  poisoned[5] = std::nan("");
+  auto poisoned_s = device_vector(*pool_, poisoned, "test.poisoned");
+  scaling(sparse_ws.view()).apply(poisoned_s.view(), ys.view(), *arena_);
+  EXPECT_TRUE(close(sparse_w.cwiseProduct(x)));
 
   // A diagonal given apart.
   const auto with_d = with_diagonal(schur, shift_s.view());
