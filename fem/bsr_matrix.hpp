@@ -422,7 +422,9 @@ void spmv(const BsrMatrix<R, C>& a, memory::ArrayView<const double> x, memory::A
 /// keep(i) is true (the others are left as they are), without forming A^T: each entry of y is
 /// one running sum over its column's blocks in row order (bit for bit the product by
 /// transpose(a)'s rows summed that way). The first call after a new pattern builds the matrix's
-/// column index (BsrMatrix::column_index) in its pool; later calls take nothing from it.
+/// column index (BsrMatrix::column_index) in its pool; later calls take nothing from it. The
+/// values are gathered through the index: for many products, transpose(a, at, scratch) and spmv
+/// on `at` read them in order.
 template <int R, int C, class Keep>
 void spmv_transposed_where(const BsrMatrix<R, C>& a, Keep keep, memory::ArrayView<const double> x,
                            memory::ArrayView<double> y, memory::Arena& scratch, double alpha = 1.0,
