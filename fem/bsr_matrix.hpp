@@ -21,6 +21,7 @@
 #include <limits>
 #include <span>
 #include <string>
+#include <utility>
 
 #include "fem/detail/check_size.hpp"
 #include "memory/arena.hpp"
@@ -48,6 +49,16 @@ struct BsrView {
   memory::ArrayView<const std::int32_t> columns;
   memory::ArrayView<double> values;
 };
+
+namespace detail {
+
+/// The next BsrMatrix::pattern_id(), unique in the process over every block shape.
+inline std::uint64_t next_pattern_id() {
+  static std::atomic<std::uint64_t> counter{0};
+  return ++counter;
+}
+
+}  // namespace detail
 
 /// A BsrMatrix's pattern read by columns: the blocks of block column c are
 /// entries[offsets[c] .. offsets[c + 1]), in increasing row order, and rows[i] is the block row of
@@ -84,6 +95,25 @@ public:
   static constexpr int block_size = R * C;
 
   explicit BsrMatrix(memory::Pool& pool) : pool_(&pool) {}
+  /// Takes `other`'s arrays; `other` is left empty (no pattern, id 0) in the same pool.
+  BsrMatrix(BsrMatrix&& other) noexcept
+      : pool_(other.pool_),
+        pattern_id_(std::exchange(other.pattern_id_, 0)),
+        transposed_from_(std::exchange(other.transposed_from_, 0)),
+        block_rows_(std::exchange(other.block_rows_, 0)),
+        block_columns_(std::exchange(other.block_columns_, 0)),
+        offsets_(std::move(other.offsets_)),
+        columns_(std::move(other.columns_)),
+        values_(std::move(other.values_)),
+        plan_key_(std::exchange(other.plan_key_, {})),
+        triplet_order_(std::move(other.triplet_order_)),
+        block_starts_(std::move(other.block_starts_)),
+        column_offsets_(std::move(other.column_offsets_)),
+        column_entries_(std::move(other.column_entries_)),
+        column_rows_(std::move(other.column_rows_)) {}
+  BsrMatrix(const BsrMatrix&) = delete;
+  BsrMatrix& operator=(const BsrMatrix&) = delete;
+  BsrMatrix& operator=(BsrMatrix&&) = delete;
 
   /// A matrix from host CSR-of-blocks arrays. Throws afem::Error naming the first bad entry
   /// (offsets not increasing from 0 to the column count, a column out of range or repeated or not
@@ -107,6 +137,9 @@ public:
       const auto row = static_cast<std::size_t>(r);
       AFEM_EXPECTS(offsets[row] <= offsets[row + 1],
                    "BsrMatrix::from_host: offsets decrease at row " + std::to_string(r));
+    }
+    for (std::int32_t r = 0; r < block_rows; ++r) {
+      const auto row = static_cast<std::size_t>(r);
       for (auto k = offsets[row]; k < offsets[row + 1]; ++k) {
         const std::int32_t c = columns[static_cast<std::size_t>(k)];
         AFEM_EXPECTS(c >= 0 && c < block_columns && (k == offsets[row] || columns[k - 1] < c),
@@ -151,7 +184,7 @@ public:
     block_rows_ = block_rows;
     block_columns_ = block_columns;
     plan_key_ = {};
-    pattern_id_ = next_pattern_id();
+    pattern_id_ = detail::next_pattern_id();
     transposed_from_ = 0;
     memory::replace_owned(triplet_order_, memory::Temporary<std::int32_t>{});
     memory::replace_owned(block_starts_, memory::Temporary<std::int32_t>{});
@@ -168,7 +201,9 @@ public:
   void set_transposed_from(std::uint64_t id) { transposed_from_ = id; }
 
   /// The pattern read by columns, built in the matrix's pool on the first call after a new
-  /// pattern and kept until the next one (not safe to call from two threads at once).
+  /// pattern and kept until the next one. That first call writes the matrix's cache: it must not
+  /// run in two threads at once (nor does any function that calls it: spmv_transposed,
+  /// transpose).
   [[nodiscard]] ColumnIndexView column_index(memory::Arena& scratch) const;
 
   /// The cached assembly plan: for block b, the triplets triplet_order[block_starts[b] ..
@@ -188,11 +223,6 @@ public:
   }
 
 private:
-  static std::uint64_t next_pattern_id() {
-    static std::atomic<std::uint64_t> counter{0};
-    return ++counter;
-  }
-
   memory::Pool* pool_;
   std::uint64_t pattern_id_ = 0;
   std::uint64_t transposed_from_ = 0;
@@ -420,11 +450,11 @@ void spmv(const BsrMatrix<R, C>& a, memory::ArrayView<const double> x, memory::A
 
 /// y = A^T x (alpha = 1, beta = 0) or y = alpha A^T x + beta y on the entries i of y where
 /// keep(i) is true (the others are left as they are), without forming A^T: each entry of y is
-/// one running sum over its column's blocks in row order (bit for bit the product by
-/// transpose(a)'s rows summed that way). The first call after a new pattern builds the matrix's
-/// column index (BsrMatrix::column_index) in its pool; later calls take nothing from it. The
-/// values are gathered through the index: for many products, transpose(a, at, scratch) and spmv
-/// on `at` read them in order.
+/// one running sum over its column's blocks in row order (for R = 1, bit for bit spmv on
+/// transpose(a)). The first call after a new pattern builds the matrix's column index
+/// (BsrMatrix::column_index) in its pool, so that call must not run in two threads at once on one
+/// matrix; later calls take nothing from the pool. The values are gathered through the index: for
+/// many products, transpose(a, at, scratch) and spmv on `at` read them in order.
 template <int R, int C, class Keep>
 void spmv_transposed_where(const BsrMatrix<R, C>& a, Keep keep, memory::ArrayView<const double> x,
                            memory::ArrayView<double> y, memory::Arena& scratch, double alpha = 1.0,
@@ -553,48 +583,50 @@ void transposed_values(const BsrView<R, C>& m, memory::ArrayView<const std::int3
 
 }  // namespace detail
 
-/// A^T as a new matrix in `a`'s pool (blocks transposed too: C x R).
-template <int R, int C>
-BsrMatrix<C, R> transpose(const BsrMatrix<R, C>& a, memory::Arena& scratch) {
-  const BsrView<R, C> m = a.view();
-  const auto n = static_cast<std::size_t>(a.block_count());
-  memory::Pool& pool = a.pool();
-  auto index = detail::build_column_index(m, pool, scratch);
-  auto values = memory::borrow_temporary<double>(pool, n * R * C, "BsrMatrix.values");
-  detail::transposed_values(m, index[1].view(), values.view(), scratch);
-  BsrMatrix<C, R> result(pool);
-  result.set_pattern(m.block_columns, m.block_rows, std::move(index[0]), std::move(index[2]),
-                     std::move(values));
-  result.set_transposed_from(a.pattern_id());
-  return result;
-}
-
 /// at = A^T. When `at` already holds the transpose of `a`'s current pattern (an earlier call),
-/// only its values are rewritten, in one pass through `a`'s column index, and nothing is taken
-/// from the pool; otherwise `at` gets a new pattern in its pool (and `a` its column index). For a
-/// matrix re-assembled every step whose transpose is applied many times (a Schur complement B W
-/// B^T in a Krylov solve), this is cheaper than spmv_transposed in every product.
+/// only its values are rewritten, in one pass through `a`'s column index; otherwise `at` gets a new
+/// pattern in its pool. Either way `a` keeps its column index (BsrMatrix::column_index) in its
+/// pool, so a call after the first on the same pattern takes nothing from either pool, and the
+/// first must not run in two threads at once. For a matrix re-assembled every step whose
+/// transpose is applied many times (a Schur complement B W B^T in a Krylov solve), this is cheaper
+/// than spmv_transposed in every product. `at` must not be `a`.
 template <int R, int C>
 void transpose(const BsrMatrix<R, C>& a, BsrMatrix<C, R>& at, memory::Arena& scratch) {
+  if constexpr (R == C) {
+    AFEM_EXPECTS(&a != &at, "transpose: the matrix and its transpose are the same object");
+  }
   const BsrView<R, C> m = a.view();
-  if (a.pattern_id() == 0 || at.transposed_from() != a.pattern_id()) {
-    const ColumnIndexView index = a.column_index(scratch);
-    auto offsets = memory::borrow_temporary<std::int32_t>(at.pool(), index.offsets.size(),
-                                                          "BsrMatrix.offsets");
-    auto columns =
-        memory::borrow_temporary<std::int32_t>(at.pool(), index.rows.size(), "BsrMatrix.columns");
-    auto values =
-        memory::borrow_temporary<double>(at.pool(), index.rows.size() * R * C, "BsrMatrix.values");
-    auto policy = memory::arena_policy(scratch, "BsrMatrix.thrust");
-    thrust::copy(policy, index.offsets.begin(), index.offsets.end(), offsets.view().begin());
-    thrust::copy(policy, index.rows.begin(), index.rows.end(), columns.view().begin());
-    detail::transposed_values(m, index.entries, values.view(), scratch);
-    at.set_pattern(m.block_columns, m.block_rows, std::move(offsets), std::move(columns),
-                   std::move(values));
-    at.set_transposed_from(a.pattern_id());
+  const ColumnIndexView index = a.column_index(scratch);
+  const std::uint64_t source = a.pattern_id();
+  const bool same_pattern = source != 0 && at.transposed_from() == source &&
+                            at.block_rows() == a.block_columns() &&
+                            at.block_count() == a.block_count();
+  if (same_pattern) {
+    detail::transposed_values(m, index.entries, at.view().values, scratch);
     return;
   }
-  detail::transposed_values(m, a.column_index(scratch).entries, at.view().values, scratch);
+  auto offsets =
+      memory::borrow_temporary<std::int32_t>(at.pool(), index.offsets.size(), "BsrMatrix.offsets");
+  auto columns =
+      memory::borrow_temporary<std::int32_t>(at.pool(), index.rows.size(), "BsrMatrix.columns");
+  auto values =
+      memory::borrow_temporary<double>(at.pool(), index.rows.size() * R * C, "BsrMatrix.values");
+  auto policy = memory::arena_policy(scratch, "BsrMatrix.thrust");
+  thrust::copy(policy, index.offsets.begin(), index.offsets.end(), offsets.view().begin());
+  thrust::copy(policy, index.rows.begin(), index.rows.end(), columns.view().begin());
+  detail::transposed_values(m, index.entries, values.view(), scratch);
+  at.set_pattern(m.block_columns, m.block_rows, std::move(offsets), std::move(columns),
+                 std::move(values));
+  at.set_transposed_from(source);
+}
+
+/// A^T as a new matrix in `a`'s pool (blocks transposed too: C x R); `a` keeps its column index
+/// (see transpose(a, at, scratch)).
+template <int R, int C>
+BsrMatrix<C, R> transpose(const BsrMatrix<R, C>& a, memory::Arena& scratch) {
+  BsrMatrix<C, R> result(a.pool());
+  transpose(a, result, scratch);
+  return result;
 }
 
 /// Imposes u = g on the dofs where `mask` is nonzero: b -= A g (g zero off the mask), then zeroes

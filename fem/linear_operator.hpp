@@ -27,8 +27,8 @@
 namespace afem::fem {
 
 /// A linear operator: its number of rows, and y = A x (x: columns() entries, or rows() for an
-/// operator without columns(), which is square). The operator keeps whatever it applies; apply
-/// borrows any scratch from the arena and gives it back.
+/// operator without columns(), which is square). x and y must not overlap. The operator keeps
+/// whatever it applies; apply borrows any scratch from the arena and gives it back.
 template <class Op>
 concept LinearOperator = requires(const Op& a, memory::ArrayView<const double> x,
                                   memory::ArrayView<double> y, memory::Arena& scratch) {
@@ -163,7 +163,7 @@ template <int R, int C>
 void transposed(const BsrMatrix<R, C>&& a) = delete;
 
 /// diag(w): y_i = w_i x_i, and y_i = 0 where w_i = 0 whatever x_i holds (a structural zero: a
-/// product scaling(w) B computes B x only where w is not zero).
+/// product scaling(w) B computes B x only where w is not zero, when B can compute selected rows).
 class ScalingOperator {
 public:
   explicit ScalingOperator(memory::ArrayView<const double> w) : w_(w) {}
@@ -258,10 +258,22 @@ public:
   [[nodiscard]] std::int64_t columns() const { return operator_columns(a_); }
   void apply(memory::ArrayView<const double> x, memory::ArrayView<double> y,
              memory::Arena& scratch) const {
+    apply_where(AllRows{}, x, y, scratch);
+  }
+  template <class Keep>
+  void apply_where(Keep keep, memory::ArrayView<const double> x, memory::ArrayView<double> y,
+                   memory::Arena& scratch) const {
     auto other = memory::borrow_temporary<double>(scratch, y.size(), "operator.sum");
-    b_.apply(x, other.view(), scratch);
-    a_.apply(x, y, scratch);
-    axpby(1.0, other.view(), 1.0, y, scratch);
+    apply_rows(b_, keep, x, other.view(), scratch);
+    apply_rows(a_, keep, x, y, scratch);
+    const memory::ArrayView<const double> o = other.view();
+    auto policy = memory::arena_policy(scratch, "operator.thrust");
+    thrust::for_each_n(policy, thrust::counting_iterator<std::size_t>(0), y.size(),
+                       [=] AFEM_HOST_DEVICE(std::size_t i) {
+                         if (keep(i)) {
+                           y[i] += o[i];
+                         }
+                       });
   }
   /// The sum of the diagonals, when both operators give theirs.
   void diagonal(memory::ArrayView<double> d, memory::Arena& scratch) const

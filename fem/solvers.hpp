@@ -390,6 +390,11 @@ SolveResult conjugate_gradients(const Op& a, const M& m, memory::ArrayView<const
   work.precondition(m, r, z);
   work.copy(z, p);
   double rz = work.dot(r, z);
+  if (!(rz > 0.0)) {
+    throw SolverError("cg: breakdown before the first iteration: r.z = " + std::to_string(rz) +
+                          ", the preconditioner is not positive definite",
+                      history.values());
+  }
   for (int iteration = 1; iteration <= options.max_iterations; ++iteration) {
     work.apply(p, ap);
     const double curvature = work.dot(p, ap);

@@ -170,7 +170,8 @@ public:
         pressure_(pressure_space_) {}
 
   /// Projects `velocity` (u* on entry, D values per velocity node) given the fluid `fraction` of
-  /// every grid cell. Throws fem::SolverError when CG fails (the velocity is then unchanged).
+  /// every grid cell. Throws fem::SolverError when CG fails (the velocity then has its wall-normal
+  /// components zeroed and is otherwise unchanged).
   ProjectionResult project(memory::ArrayView<double> velocity,
                            memory::ArrayView<const double> fraction, double dt,
                            memory::Arena& scratch) {
