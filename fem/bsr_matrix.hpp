@@ -114,6 +114,7 @@ public:
   BsrMatrix(const BsrMatrix&) = delete;
   BsrMatrix& operator=(const BsrMatrix&) = delete;
   BsrMatrix& operator=(BsrMatrix&&) = delete;
+  ~BsrMatrix() = default;
 
   /// A matrix from host CSR-of-blocks arrays. Throws afem::Error naming the first bad entry
   /// (offsets not increasing from 0 to the column count, a column out of range or repeated or not
