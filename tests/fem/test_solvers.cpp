@@ -328,6 +328,17 @@ TEST_F(SolverErrorTest, RefusesMalformedHostArraysAndMismatchedVectors) {
   EXPECT_THROW(BsrMatrix<1>::from_host(*pool_, 2, 1, offsets, columns, values), Error);
   EXPECT_THROW(BsrMatrix<2>::from_host(*pool_, 2, 2, offsets, columns, values), Error);
   EXPECT_THROW(BsrMatrix<1>::from_host(*pool_, -1, 2, offsets, columns, values), Error);
+  // Offsets that rise past the column count and then fall are refused before any column is read.
+  const std::vector<std::int32_t> rise_and_fall = {0, 2, 1};
+  const std::vector<std::int32_t> one_column = {0};
+  const std::vector<double> one_value = {1.0};
+  try {
+    (void)BsrMatrix<1>::from_host(*pool_, 2, 2, rise_and_fall, one_column, one_value);
+    FAIL() << "offsets 0, 2, 1 were accepted";
+  } catch (const Error& error) {
+    EXPECT_NE(std::string(error.what()).find("offsets decrease at row 1"), std::string::npos)
+        << error.what();
+  }
   const BsrMatrix<1> a = BsrMatrix<1>::from_host(*pool_, 2, 2, offsets, columns, values);
   auto b = memory::borrow_temporary<double>(*pool_, 3, "test.b");
   auto x = memory::borrow_temporary<double>(*pool_, 2, "test.x");
