@@ -1,8 +1,8 @@
 #pragma once
 
 /// @file
-/// boundary_dofs(): which degrees of freedom of a space lie on the geometry's boundary, for
-/// Dirichlet conditions.
+/// boundary_dofs(): which degrees of freedom of a space lie on the geometry's boundary, or on its
+/// sides with given tags, for Dirichlet conditions.
 
 #include <thrust/fill.h>
 #include <thrust/for_each.h>
@@ -11,17 +11,21 @@
 #include <cstdint>
 
 #include "fem/detail/check_size.hpp"
+#include "geometry/side_tag_set.hpp"
+#include "geometry/tagged_boundary.hpp"
 #include "memory/arena.hpp"
 #include "memory/array_view.hpp"
 #include "memory/thrust_allocator.hpp"
 
 namespace afem::fem {
 
-/// Sets mask[dof] = 1 for every dof of a node on a boundary side of the space's geometry and 0
-/// elsewhere (`mask` has space.dof_count() entries).
+namespace detail {
+
+/// Marks the dofs of the boundary sides whose tag is in `tags`, or of every boundary side when
+/// `all`.
 template <class Space>
-void boundary_dofs(const Space& space, memory::ArrayView<std::uint8_t> mask,
-                   memory::Arena& scratch) {
+void mark_boundary_dofs(const Space& space, memory::ArrayView<std::uint8_t> mask,
+                        memory::Arena& scratch, const geometry::SideTagSet& tags, bool all) {
   using Element = typename Space::Element;
   using Cell = typename Element::Cell;
   using GView = typename Space::View::GeometryView;
@@ -34,6 +38,9 @@ void boundary_dofs(const Space& space, memory::ArrayView<std::uint8_t> mask,
   thrust::for_each_n(policy, thrust::counting_iterator<std::int32_t>(0),
                      view.geometry.boundary_side_count(), [=] AFEM_HOST_DEVICE(std::int32_t b) {
                        const std::int32_t side = view.geometry.boundary_side(b);
+                       if (!all && !tags.contains(view.geometry.side_tag(side))) {
+                         return;
+                       }
                        const std::int32_t cell = view.geometry.side_inner_cell(side);
                        // The local side is the one whose centre is the side's centre in cell
                        // coordinates.
@@ -69,6 +76,28 @@ void boundary_dofs(const Space& space, memory::ArrayView<std::uint8_t> mask,
                          }
                        }
                      });
+}
+
+}  // namespace detail
+
+/// Sets mask[dof] = 1 for every dof of a node on a boundary side of the space's geometry and 0
+/// elsewhere (`mask` has space.dof_count() entries).
+template <class Space>
+void boundary_dofs(const Space& space, memory::ArrayView<std::uint8_t> mask,
+                   memory::Arena& scratch) {
+  detail::mark_boundary_dofs(space, mask, scratch, {}, true);
+}
+
+/// Sets mask[dof] = 1 for every dof of a node on a boundary side whose tag is in `tags` (Gmsh
+/// physical groups of sides; box_side_tag on grids and box meshes) and 0 elsewhere. A node shared
+/// with an untagged side is marked too (a corner belongs to both of its sides). Throws afem::Error
+/// when a tag has no boundary side (see geometry::check_boundary_tags), leaving `mask` unchanged.
+template <class Space>
+void boundary_dofs(const Space& space, memory::ArrayView<std::uint8_t> mask,
+                   const geometry::SideTagSet& tags, memory::Arena& scratch) {
+  detail::check_size(mask.size(), space.dof_count(), "boundary_dofs");
+  geometry::check_boundary_tags(space.geometry(), tags, scratch, "boundary_dofs");
+  detail::mark_boundary_dofs(space, mask, scratch, tags, false);
 }
 
 }  // namespace afem::fem

@@ -18,7 +18,7 @@ struct LookupResult;
 
 /// What kernels use of a geometry: a trivially copyable view with counts, the reference map of
 /// cells (position, Jacobian, measure) and of sides (inner and outer cell, coordinates in each,
-/// outward normal, measure), and the list of boundary sides.
+/// outward normal, measure), the list of boundary sides and a tag per side (0 when untagged).
 template <class V>
 concept GeometryView = std::is_trivially_copyable_v<V> &&
     requires(const V view, std::int32_t index, const typename V::Coords& xi,
@@ -28,6 +28,7 @@ concept GeometryView = std::is_trivially_copyable_v<V> &&
   { view.side_count() } -> std::same_as<std::int32_t>;
   { view.boundary_side_count() } -> std::same_as<std::int32_t>;
   { view.boundary_side(index) } -> std::same_as<std::int32_t>;
+  { view.side_tag(index) } -> std::same_as<std::int32_t>;
   { view.cell_position(index, xi) } -> std::same_as<typename V::Point>;
   { view.cell_jacobian(index, xi) } -> std::same_as<typename V::Jacobian>;
   { view.cell_measure(index) } -> std::same_as<double>;

@@ -11,6 +11,7 @@
 #include <limits>
 #include <optional>
 #include <ostream>
+#include <span>
 #include <string>
 #include <system_error>
 #include <unordered_map>
@@ -84,6 +85,52 @@ std::int64_t gmsh_type_of(CellType type) {
   }
   return 0;
 }
+
+/// The Gmsh type of the sides of a cell type: 2-node lines for triangles and quadrangles, 3-node
+/// triangles for tetrahedra, 4-node quadrangles for hexahedra.
+std::int64_t gmsh_side_type_of(CellType type) {
+  switch (type) {
+    case CellType::triangle:
+    case CellType::quadrilateral:
+      return 1;
+    case CellType::tetrahedron:
+      return 2;
+    case CellType::hexahedron:
+      return 3;
+  }
+  return 0;
+}
+
+/// Nodes per element and dimension of a Gmsh element type that read_gmsh may keep.
+struct KeptType {
+  std::size_t nodes = 0;
+  int dim = 0;
+};
+
+/// The Gmsh types read_gmsh may keep, as cells or as tagged sides: 2-node lines (type 1) and the
+/// four cell types (types 2 to 5); nullopt for the others.
+std::optional<KeptType> kept_type(std::int64_t gmsh_type) {
+  switch (gmsh_type) {
+    case 1:
+      return KeptType{2, 1};
+    case 2:
+      return KeptType{3, 2};
+    case 3:
+      return KeptType{4, 2};
+    case 4:
+      return KeptType{4, 3};
+    case 5:
+      return KeptType{8, 3};
+    default:
+      return std::nullopt;
+  }
+}
+
+/// The highest Gmsh type that kept_type accepts.
+constexpr std::size_t k_last_kept_type = 5;
+
+/// The Gmsh types whose elements may be tagged sides (lines, triangles, quadrangles).
+constexpr std::int64_t k_last_side_type = 3;
 
 /// Reads an input line by line, splits each line into whitespace-separated tokens, and prefixes
 /// every error with "source:line: ".
@@ -244,17 +291,23 @@ private:
   std::int64_t line_number_ = 0;
 };
 
-/// An element block as read, for choosing the kept dimension once all blocks are known.
+/// An element block as read, for choosing the kept dimension and checking the tagged sides once
+/// all blocks are known.
 struct BlockInfo {
   std::int64_t line = 0;
   int dim = 0;
   std::int64_t gmsh_type = 0;
+  std::int32_t physical = 0;
 };
 
-/// Elements of one supported cell type: node indices (into the nodes read) and tags.
-struct CellsRead {
+/// The elements read of one Gmsh type that may be kept, in file order: node indices (into the
+/// nodes read) and the physical tag of each element's entity; for the types that may be tagged
+/// sides, also each element's tag and line, for messages.
+struct ElementsRead {
   std::vector<std::int32_t> nodes;
   std::vector<std::int32_t> tags;
+  std::vector<std::int64_t> element_tags;
+  std::vector<std::int64_t> lines;
 };
 
 struct PhysicalName {
@@ -506,41 +559,48 @@ private:
         in_.fail("element blocks hold more elements than the " + std::to_string(announced) +
                  " the $Elements header (line " + std::to_string(header_line) + ") announces");
       }
-      if (total > 0) {
-        blocks_.push_back({in_.line_number(), dim, gmsh_type});
+      const std::optional<KeptType> kept = kept_type(gmsh_type);
+      if (kept && kept->dim != dim) {
+        in_.fail("elements of " + gmsh_type_name(gmsh_type) + " are " + std::to_string(kept->dim) +
+                 "-dimensional, but the block's entity is " + std::to_string(dim) + "-dimensional");
       }
-      const std::optional<CellType> type = supported_cell_type(gmsh_type);
-      if (!type) {
+      // Blocks of dimension 1 or 2 may hold tagged sides, so their physical tag is needed even
+      // when their type is not kept (to refuse tagged sides of the wrong type).
+      const std::int32_t physical =
+          kept || dim == 1 || dim == 2 ? physical_tag(dim, entity) : std::int32_t{0};
+      if (total > 0) {
+        blocks_.push_back({in_.line_number(), dim, gmsh_type, physical});
+      }
+      // Untagged lines are never kept: they are neither cells nor tagged sides.
+      if (!kept || (kept->dim == 1 && physical == 0)) {
         for (std::int64_t n = 0; n < total; ++n) {
           in_.require("an element of " + gmsh_type_name(gmsh_type));
         }
         continue;
       }
-      if (dimension(*type) != dim) {
-        in_.fail("elements of " + gmsh_type_name(gmsh_type) + " are " +
-                 std::to_string(dimension(*type)) + "-dimensional, but the block's entity is " +
-                 std::to_string(dim) + "-dimensional");
-      }
-      const std::int32_t physical = physical_tag(dim, entity);
-      CellsRead& cells = cells_[static_cast<std::size_t>(*type)];
-      const auto nodes = static_cast<std::size_t>(vertex_count(*type));
+      ElementsRead& elements = elements_[static_cast<std::size_t>(gmsh_type)];
+      const bool may_be_side = gmsh_type <= k_last_side_type;
       for (std::int64_t n = 0; n < total; ++n) {
         in_.require("an element of " + gmsh_type_name(gmsh_type));
-        if (in_.size() != nodes + 1) {
-          in_.fail("expected " + std::to_string(nodes) + " node tags for an element of " +
+        if (in_.size() != kept->nodes + 1) {
+          in_.fail("expected " + std::to_string(kept->nodes) + " node tags for an element of " +
                    gmsh_type_name(gmsh_type) + ", found " + std::to_string(in_.size() - 1));
         }
         const std::int64_t element = in_.count(0, "element tag");
-        for (std::size_t i = 1; i <= nodes; ++i) {
+        for (std::size_t i = 1; i <= kept->nodes; ++i) {
           const std::int64_t node_tag = in_.count(i, "node tag");
           const auto found = node_index_.find(node_tag);
           if (found == node_index_.end()) {
             in_.fail("element " + std::to_string(element) + " refers to node tag " +
                      std::to_string(node_tag) + ", which $Nodes does not list");
           }
-          cells.nodes.push_back(found->second);
+          elements.nodes.push_back(found->second);
         }
-        cells.tags.push_back(physical);
+        elements.tags.push_back(physical);
+        if (may_be_side) {
+          elements.element_tags.push_back(element);
+          elements.lines.push_back(in_.line_number());
+        }
       }
     }
     expect_end("$EndElements");
@@ -603,6 +663,33 @@ private:
                         std::to_string(first->line) + "; expected one cell type per mesh");
       }
     }
+    check_side_blocks(top);
+  }
+
+  /// Throws for a block of dimension top - 1 with a physical tag that cannot hold tagged sides of
+  /// the kept cells: elements of another type than their sides, or a physical tag below 1.
+  void check_side_blocks(int top) const {
+    const std::int64_t side_type = gmsh_side_type_of(cell_type_);
+    for (const BlockInfo& block : blocks_) {
+      if (block.dim != top - 1 || block.physical == 0) {
+        continue;
+      }
+      if (block.gmsh_type != side_type) {
+        in_.fail_at(block.line,
+                    "element " + gmsh_type_name(block.gmsh_type) + " in the " +
+                        std::to_string(block.dim) + "-dimensional physical group " +
+                        std::to_string(block.physical) + " cannot be a side of the mesh's " +
+                        std::string(name(cell_type_)) + " cells; expected " +
+                        gmsh_type_name(side_type) +
+                        " elements as tagged sides (or an entity without a physical tag)");
+      }
+      if (block.physical < 0) {
+        in_.fail_at(block.line, "side elements in the " + std::to_string(block.dim) +
+                                    "-dimensional physical group " +
+                                    std::to_string(block.physical) +
+                                    "; expected a positive physical tag for tagged sides");
+      }
+    }
   }
 
   /// Skips the section that starts on the current line, up to its $End line. `section` points
@@ -626,13 +713,13 @@ private:
     }
   }
 
-  /// The MeshData of the kept cells: their vertices only, in file order.
+  /// The MeshData of the kept cells (their vertices only, in file order) and of the tagged sides.
   MeshData assemble() {
-    CellsRead& kept = cells_[static_cast<std::size_t>(cell_type_)];
+    ElementsRead& cells = elements_[static_cast<std::size_t>(gmsh_type_of(cell_type_))];
     MeshData mesh;
     mesh.cell_type = cell_type_;
     std::vector<std::int32_t> renumber(node_tags_.size(), -1);
-    for (const std::int32_t node : kept.nodes) {
+    for (const std::int32_t node : cells.nodes) {
       renumber[static_cast<std::size_t>(node)] = 0;
     }
     const auto dim = static_cast<std::size_t>(dimension(cell_type_));
@@ -646,14 +733,36 @@ private:
         mesh.positions.push_back(node_xyz_[3 * node + axis]);
       }
     }
-    mesh.cells = std::move(kept.nodes);
+    mesh.cells = std::move(cells.nodes);
     for (std::int32_t& node : mesh.cells) {
       node = renumber[static_cast<std::size_t>(node)];
     }
-    mesh.cell_tags = std::move(kept.tags);
+    mesh.cell_tags = std::move(cells.tags);
+
+    const ElementsRead& sides = elements_[static_cast<std::size_t>(gmsh_side_type_of(cell_type_))];
+    const auto corners = static_cast<std::size_t>(side_vertex_count(cell_type_));
+    for (std::size_t side = 0; side < sides.tags.size(); ++side) {
+      if (sides.tags[side] == 0) {
+        continue;
+      }
+      for (std::size_t i = 0; i < corners; ++i) {
+        const auto node = static_cast<std::size_t>(sides.nodes[side * corners + i]);
+        if (renumber[node] < 0) {
+          in_.fail_at(sides.lines[side], "side element " +
+                                             std::to_string(sides.element_tags[side]) +
+                                             " uses node tag " + std::to_string(node_tags_[node]) +
+                                             ", which no cell uses");
+        }
+        mesh.side_vertices.push_back(renumber[node]);
+      }
+      mesh.side_tags.push_back(sides.tags[side]);
+    }
+
     for (PhysicalName& entry : physical_names_) {
       if (entry.dim == dimension(cell_type_)) {
         mesh.tag_names.emplace_back(entry.tag, std::move(entry.name));
+      } else if (entry.dim == dimension(cell_type_) - 1) {
+        mesh.side_tag_names.emplace_back(entry.tag, std::move(entry.name));
       }
     }
     return mesh;
@@ -670,18 +779,23 @@ private:
   std::vector<std::int64_t> node_tags_;
   std::vector<double> node_xyz_;
   std::vector<BlockInfo> blocks_;
-  std::array<CellsRead, 4> cells_;
+  std::array<ElementsRead, k_last_kept_type + 1> elements_;  ///< indexed by Gmsh type
   CellType cell_type_ = CellType::triangle;
 };
 
 /// Throws unless `mesh` can be written: consistent sizes, indices in range, finite positions,
-/// tag names without quotes or line breaks.
+/// cell and side tag names without quotes or line breaks.
 void check_writable(const MeshData& mesh) {
   check_consistent(mesh, "write_gmsh");
   const std::string what = "write_gmsh: " + std::string(name(mesh.cell_type)) + " mesh: ";
   for (const auto& [tag, tag_name] : mesh.tag_names) {
     AFEM_EXPECTS(tag_name.find_first_of("\"\n\r") == std::string::npos,
                  what + "the name of tag " + std::to_string(tag) +
+                     " contains a double quote or a line break, which MSH cannot store");
+  }
+  for (const auto& [tag, tag_name] : mesh.side_tag_names) {
+    AFEM_EXPECTS(tag_name.find_first_of("\"\n\r") == std::string::npos,
+                 what + "the name of side tag " + std::to_string(tag) +
                      " contains a double quote or a line break, which MSH cannot store");
   }
 }
@@ -742,28 +856,100 @@ private:
   std::string text_;
 };
 
+/// Elements to write as Gmsh element blocks: `corners` 0-based vertex indices each and one tag
+/// each (or none: all 0), of Gmsh type `gmsh_type` on entities of dimension `dim`.
+struct ElementsToWrite {
+  int dim = 0;
+  std::int64_t gmsh_type = 0;
+  std::size_t corners = 0;
+  std::span<const std::int32_t> vertices;
+  std::span<const std::int32_t> tags;
+
+  [[nodiscard]] std::size_t count() const { return vertices.size() / corners; }
+  [[nodiscard]] std::int32_t tag(std::size_t element) const {
+    return tags.empty() ? std::int32_t{0} : tags[element];
+  }
+  /// Element blocks needed: one per run of equal tags, so the elements keep their order.
+  [[nodiscard]] std::size_t runs() const {
+    std::size_t total = 0;
+    for (std::size_t e = 0; e < count(); ++e) {
+      total += e == 0 || tag(e) != tag(e - 1) ? 1 : 0;
+    }
+    return total;
+  }
+};
+
+/// The distinct values of `tags` in ascending order: entity e + 1 holds the elements tagged
+/// tags[e].
+std::vector<std::int32_t> entity_tags(std::vector<std::int32_t> tags) {
+  std::sort(tags.begin(), tags.end());
+  tags.erase(std::unique(tags.begin(), tags.end()), tags.end());
+  return tags;
+}
+
+/// Writes one $Entities line per entry of `entities` (see entity_tags): entity number, the
+/// bounding box `low`-`high`, its physical tag (none for 0), no bounding entities.
+void write_entities(TextWriter& w, const std::vector<std::int32_t>& entities,
+                    const std::array<double, 3>& low, const std::array<double, 3>& high) {
+  for (std::size_t e = 0; e < entities.size(); ++e) {
+    w << static_cast<std::int64_t>(e + 1);
+    for (const std::array<double, 3>& corner : {low, high}) {
+      for (const double x : corner) {
+        w << ' ' << x;
+      }
+    }
+    if (entities[e] != 0) {
+      w << " 1 " << entities[e];
+    } else {
+      w << " 0";
+    }
+    w << " 0\n";
+  }
+}
+
+/// Writes `elements` as elements.runs() element blocks, each on the entity of its tag among
+/// `entities` (see entity_tags), with element tags first_tag, first_tag + 1, ...
+void write_element_blocks(TextWriter& w, const ElementsToWrite& elements,
+                          const std::vector<std::int32_t>& entities, std::size_t first_tag) {
+  const std::size_t count = elements.count();
+  for (std::size_t begin = 0; begin < count;) {
+    std::size_t end = begin + 1;
+    while (end < count && elements.tag(end) == elements.tag(begin)) {
+      ++end;
+    }
+    const auto entity =
+        std::lower_bound(entities.begin(), entities.end(), elements.tag(begin)) - entities.begin();
+    w << std::int64_t{elements.dim} << ' ' << static_cast<std::int64_t>(entity + 1) << ' '
+      << elements.gmsh_type << ' ' << end - begin << '\n';
+    for (std::size_t e = begin; e < end; ++e) {
+      w << first_tag + e;
+      for (std::size_t i = 0; i < elements.corners; ++i) {
+        w << ' ' << static_cast<std::int64_t>(elements.vertices[e * elements.corners + i]) + 1;
+      }
+      w << '\n';
+    }
+    begin = end;
+  }
+}
+
 /// Writes a mesh that check_writable accepted.
 void write_checked(const MeshData& mesh, std::ostream& out) {
   const int dim = dimension(mesh.cell_type);
-  const auto corners = static_cast<std::size_t>(vertex_count(mesh.cell_type));
   const auto vertices = static_cast<std::size_t>(mesh.vertex_total());
-  const auto cells = static_cast<std::size_t>(mesh.cell_total());
-  const auto tag_of = [&](std::size_t cell) {
-    return mesh.cell_tags.empty() ? std::int32_t{0} : mesh.cell_tags[cell];
-  };
+  const ElementsToWrite cells{dim, gmsh_type_of(mesh.cell_type),
+                              static_cast<std::size_t>(vertex_count(mesh.cell_type)), mesh.cells,
+                              mesh.cell_tags};
+  const ElementsToWrite sides{dim - 1, gmsh_side_type_of(mesh.cell_type),
+                              static_cast<std::size_t>(side_vertex_count(mesh.cell_type)),
+                              mesh.side_vertices, mesh.side_tags};
 
-  // One entity per distinct tag, numbered 1, 2, ... in ascending tag order.
-  std::vector<std::int32_t> tags(mesh.cell_tags.begin(), mesh.cell_tags.end());
-  if (tags.size() < cells || tags.empty()) {
-    tags.push_back(0);
+  // Cell entities: one per distinct cell tag, at least one (tag 0) for an untagged mesh. Side
+  // entities: one per distinct side tag (all positive).
+  std::vector<std::int32_t> cell_entities = entity_tags(mesh.cell_tags);
+  if (mesh.cell_tags.empty()) {
+    cell_entities.push_back(0);
   }
-  std::sort(tags.begin(), tags.end());
-  tags.erase(std::unique(tags.begin(), tags.end()), tags.end());
-  const auto entity_of = [&](std::int32_t tag) {
-    return static_cast<std::int64_t>(std::lower_bound(tags.begin(), tags.end(), tag) -
-                                     tags.begin()) +
-           1;
-  };
+  const std::vector<std::int32_t> side_entities = entity_tags(mesh.side_tags);
 
   std::array<double, 3> low = {0.0, 0.0, 0.0};
   std::array<double, 3> high = {0.0, 0.0, 0.0};
@@ -777,29 +963,22 @@ void write_checked(const MeshData& mesh, std::ostream& out) {
 
   TextWriter w(out);
   w << "$MeshFormat\n4.1 0 8\n$EndMeshFormat\n";
-  if (!mesh.tag_names.empty()) {
-    w << "$PhysicalNames\n" << mesh.tag_names.size() << '\n';
+  if (!mesh.tag_names.empty() || !mesh.side_tag_names.empty()) {
+    w << "$PhysicalNames\n" << mesh.tag_names.size() + mesh.side_tag_names.size() << '\n';
     for (const auto& [tag, tag_name] : mesh.tag_names) {
       w << std::int64_t{dim} << ' ' << tag << " \"" << tag_name << "\"\n";
     }
+    for (const auto& [tag, tag_name] : mesh.side_tag_names) {
+      w << std::int64_t{dim - 1} << ' ' << tag << " \"" << tag_name << "\"\n";
+    }
     w << "$EndPhysicalNames\n";
   }
-  w << "$Entities\n0 0 " << (dim == 2 ? tags.size() : std::size_t{0}) << ' '
-    << (dim == 3 ? tags.size() : std::size_t{0}) << '\n';
-  for (std::size_t e = 0; e < tags.size(); ++e) {
-    w << static_cast<std::int64_t>(e + 1);
-    for (const std::array<double, 3>& corner : {low, high}) {
-      for (const double x : corner) {
-        w << ' ' << x;
-      }
-    }
-    if (tags[e] != 0) {
-      w << " 1 " << tags[e];
-    } else {
-      w << " 0";
-    }
-    w << " 0\n";
-  }
+  // Entity counts: points, curves, surfaces, volumes; the sides' entities come first.
+  w << "$Entities\n0 " << (dim == 2 ? side_entities.size() : std::size_t{0}) << ' '
+    << (dim == 2 ? cell_entities.size() : side_entities.size()) << ' '
+    << (dim == 3 ? cell_entities.size() : std::size_t{0}) << '\n';
+  write_entities(w, side_entities, low, high);
+  write_entities(w, cell_entities, low, high);
   w << "$EndEntities\n";
 
   w << "$Nodes\n"
@@ -822,31 +1001,12 @@ void write_checked(const MeshData& mesh, std::ostream& out) {
   }
   w << "$EndNodes\n";
 
-  // One element block per run of equal tags, so the cells keep their order.
-  std::size_t runs = 0;
-  for (std::size_t c = 0; c < cells; ++c) {
-    runs += c == 0 || tag_of(c) != tag_of(c - 1) ? 1 : 0;
-  }
+  const std::size_t elements = cells.count() + sides.count();
   w << "$Elements\n"
-    << runs << ' ' << cells << ' ' << (cells > 0 ? std::size_t{1} : std::size_t{0}) << ' ' << cells
-    << '\n';
-  const std::int64_t gmsh_type = gmsh_type_of(mesh.cell_type);
-  for (std::size_t begin = 0; begin < cells;) {
-    std::size_t end = begin + 1;
-    while (end < cells && tag_of(end) == tag_of(begin)) {
-      ++end;
-    }
-    w << std::int64_t{dim} << ' ' << entity_of(tag_of(begin)) << ' ' << gmsh_type << ' '
-      << end - begin << '\n';
-    for (std::size_t c = begin; c < end; ++c) {
-      w << c + 1;
-      for (std::size_t i = 0; i < corners; ++i) {
-        w << ' ' << static_cast<std::int64_t>(mesh.cells[c * corners + i]) + 1;
-      }
-      w << '\n';
-    }
-    begin = end;
-  }
+    << cells.runs() + sides.runs() << ' ' << elements << ' '
+    << (elements > 0 ? std::size_t{1} : std::size_t{0}) << ' ' << elements << '\n';
+  write_element_blocks(w, cells, cell_entities, 1);
+  write_element_blocks(w, sides, side_entities, cells.count() + 1);
   w << "$EndElements\n";
   w.finish();
 }

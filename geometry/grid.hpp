@@ -10,6 +10,7 @@
 #include <cmath>
 #include <cstdint>
 
+#include "geometry/box_mesh.hpp"
 #include "geometry/mesh.hpp"
 #include "geometry/mesh_data.hpp"
 #include "geometry/reference_cell.hpp"
@@ -23,7 +24,8 @@ namespace afem::geometry {
 /// in D families by normal axis a, each ordered with the index along a fastest (n_a + 1 of them),
 /// then the other axes in increasing order; interior sides have the cell below as inner cell
 /// (normal +e_a), boundary sides the only cell (normal pointing out). Side coordinates are the
-/// reference coordinates along the other axes, in increasing order.
+/// reference coordinates along the other axes, in increasing order. Boundary sides carry the tags
+/// of the box's faces (box_side_tag).
 template <int D>
 struct GridView {
   static constexpr CellType cell_type = D == 2 ? CellType::quadrilateral : CellType::hexahedron;
@@ -208,6 +210,17 @@ struct GridView {
       first_of_family += family_count(a);
     }
     return -1;
+  }
+
+  /// The tag of `side`: box_side_tag(axis, high) on the low or high face across `axis`, 0 for an
+  /// interior side (so "xmin" ... "zmax" select the faces, as on a box_mesh).
+  AFEM_HOST_DEVICE std::int32_t side_tag(std::int32_t side) const {
+    std::int32_t index[D];
+    const int axis = side_grid_index(side, index);
+    if (index[axis] == 0 || index[axis] == resolution[axis]) {
+      return box_side_tag(axis, index[axis] != 0);
+    }
+    return 0;
   }
 
   /// The cell containing `x` and the reference coordinates there; false outside the grid.

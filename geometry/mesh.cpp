@@ -94,6 +94,7 @@ struct Topology {
   Temporary<std::uint8_t> side_local;
   Temporary<std::uint8_t> side_outer_vertex;
   Temporary<std::int32_t> boundary_sides;
+  Temporary<std::int32_t> side_tags;
 };
 
 template <CellType Type>
@@ -265,8 +266,145 @@ Topology build_topology(ArrayView<const std::int32_t> cells, memory::Pool& pool,
                     thrust::counting_iterator<std::int32_t>(side_total), boundary_buffer.data(),
                     on_boundary);
   }
+  auto side_tags_buffer = memory::borrow_temporary<std::int32_t>(
+      pool, static_cast<std::size_t>(side_total), "Mesh.side_tags");
+  const auto side_tags = side_tags_buffer.view();
+  thrust::fill(policy, side_tags.begin(), side_tags.end(), std::int32_t{0});
   return Topology{std::move(side_cells_buffer), std::move(side_local_buffer),
-                  std::move(outer_vertex_buffer), std::move(boundary_buffer)};
+                  std::move(outer_vertex_buffer), std::move(boundary_buffer),
+                  std::move(side_tags_buffer)};
+}
+
+/// The sorted vertex tuple of `count` vertices (padded with INT_MAX), the key sides are matched by.
+AFEM_HOST_DEVICE inline void side_key(const std::int32_t* vertices, int count,
+                                      std::int32_t (&tuple)[max_side_vertices]) {
+  for (int j = 0; j < max_side_vertices; ++j) {
+    tuple[j] = j < count ? vertices[j] : INT_MAX;
+  }
+  for (int a = 1; a < count; ++a) {  // insertion sort of at most 4 values
+    for (int b = a; b > 0 && tuple[b - 1] > tuple[b]; --b) {
+      const std::int32_t t = tuple[b];
+      tuple[b] = tuple[b - 1];
+      tuple[b - 1] = t;
+    }
+  }
+}
+
+/// Writes into `topology.side_tags` the tag of every side listed in `tagged_vertices` (side
+/// vertex tuples) with `tagged_tags`; other sides keep 0. Throws afem::Error naming the first
+/// tagged side that is not a side of any cell, or two tagged sides with the same vertices.
+template <CellType Type>
+void match_tagged_sides(ArrayView<const std::int32_t> cells,
+                        ArrayView<const std::int32_t> tagged_vertices,
+                        ArrayView<const std::int32_t> tagged_tags, const Topology& topology,
+                        memory::Arena& arena) {
+  using Cell = ReferenceCell<Type>;
+  constexpr int vertices_per_cell = Cell::vertex_count;
+  constexpr int vertices_per_side = Cell::side_vertex_count;
+  const auto tagged = static_cast<std::int32_t>(tagged_tags.size());
+  if (tagged == 0) {
+    return;
+  }
+  auto policy = memory::arena_policy(arena, "Mesh.side_tags.thrust");
+  auto keys = memory::borrow_temporary<std::int32_t>(
+      arena, static_cast<std::size_t>(tagged) * max_side_vertices, "Mesh.side_tags.keys");
+  auto order = memory::borrow_temporary<std::int32_t>(arena, static_cast<std::size_t>(tagged),
+                                                      "Mesh.side_tags.order");
+  auto matched = memory::borrow_temporary<std::uint8_t>(arena, static_cast<std::size_t>(tagged),
+                                                        "Mesh.side_tags.matched");
+  const auto k = keys.view();
+  const auto o = order.view();
+  const auto m = matched.view();
+  thrust::for_each_n(policy, thrust::counting_iterator<std::int32_t>(0), tagged,
+                     [=] AFEM_HOST_DEVICE(std::int32_t t) {
+                       std::int32_t tuple[max_side_vertices];
+                       side_key(
+                           tagged_vertices.data() + static_cast<std::size_t>(t) * vertices_per_side,
+                           vertices_per_side, tuple);
+                       for (int j = 0; j < max_side_vertices; ++j) {
+                         k[static_cast<std::size_t>(t) * max_side_vertices + j] = tuple[j];
+                       }
+                       m[static_cast<std::size_t>(t)] = 0;
+                     });
+  memory::sort_rows(k, max_side_vertices, o, arena);
+  // -1 for an entry before which none is the same, else the one it repeats.
+  const auto compare = [=] AFEM_HOST_DEVICE(std::int32_t row, const std::int32_t(&tuple)[4]) {
+    for (int j = 0; j < max_side_vertices; ++j) {
+      const std::int32_t a = k[static_cast<std::size_t>(row) * max_side_vertices + j];
+      if (a != tuple[j]) {
+        return a < tuple[j] ? -1 : 1;
+      }
+    }
+    return 0;
+  };
+  const std::int32_t repeated = *thrust::find_if(
+      policy, thrust::counting_iterator<std::int32_t>(1),
+      thrust::counting_iterator<std::int32_t>(tagged), [=] AFEM_HOST_DEVICE(std::int32_t i) {
+        std::int32_t tuple[max_side_vertices];
+        for (int j = 0; j < max_side_vertices; ++j) {
+          tuple[j] =
+              k[static_cast<std::size_t>(o[static_cast<std::size_t>(i)]) * max_side_vertices + j];
+        }
+        return compare(o[static_cast<std::size_t>(i) - 1], tuple) == 0;
+      });
+  if (repeated != tagged) {
+    std::int32_t pair[2] = {0, 0};
+    memory::copy_to_host(std::span<std::int32_t>(pair, 2),
+                         ArrayView<const std::int32_t>(o.data() + repeated - 1, 2), arena.stream());
+    throw Error("Mesh: tagged sides " + std::to_string(std::min(pair[0], pair[1])) + " and " +
+                std::to_string(std::max(pair[0], pair[1])) +
+                " have the same vertices; expected each side tagged once");
+  }
+  const auto side_cells = ArrayView<const std::int32_t>(topology.side_cells.view());
+  const auto side_local = ArrayView<const std::uint8_t>(topology.side_local.view());
+  const auto side_tags = topology.side_tags.view();
+  thrust::for_each_n(
+      policy, thrust::counting_iterator<std::int32_t>(0),
+      static_cast<std::int32_t>(side_tags.size()), [=] AFEM_HOST_DEVICE(std::int32_t side) {
+        const std::int32_t c = side_cells[2 * static_cast<std::size_t>(side)];
+        const int local = side_local[2 * static_cast<std::size_t>(side)];
+        std::int32_t vertices[max_side_vertices] = {0, 0, 0, 0};
+        for (int j = 0; j < vertices_per_side; ++j) {
+          vertices[j] =
+              cells[static_cast<std::size_t>(c) * vertices_per_cell + Cell::side_vertex(local, j)];
+        }
+        std::int32_t tuple[max_side_vertices];
+        side_key(vertices, vertices_per_side, tuple);
+        std::int32_t low = 0;
+        std::int32_t high = tagged;
+        while (low < high) {  // first sorted entry not below the side's key
+          const std::int32_t mid = low + (high - low) / 2;
+          if (compare(o[static_cast<std::size_t>(mid)], tuple) < 0) {
+            low = mid + 1;
+          } else {
+            high = mid;
+          }
+        }
+        if (low < tagged && compare(o[static_cast<std::size_t>(low)], tuple) == 0) {
+          const auto t = static_cast<std::size_t>(o[static_cast<std::size_t>(low)]);
+          side_tags[static_cast<std::size_t>(side)] = tagged_tags[t];
+          m[t] = 1;
+        }
+      });
+  const std::int32_t unmatched = *thrust::find_if(
+      policy, thrust::counting_iterator<std::int32_t>(0),
+      thrust::counting_iterator<std::int32_t>(tagged),
+      [=] AFEM_HOST_DEVICE(std::int32_t t) { return m[static_cast<std::size_t>(t)] == 0; });
+  if (unmatched != tagged) {
+    std::int32_t vertices[max_side_vertices] = {0, 0, 0, 0};
+    memory::copy_to_host(
+        std::span<std::int32_t>(vertices, vertices_per_side),
+        ArrayView<const std::int32_t>(
+            tagged_vertices.data() + static_cast<std::size_t>(unmatched) * vertices_per_side,
+            vertices_per_side),
+        arena.stream());
+    std::string list;
+    for (int j = 0; j < vertices_per_side; ++j) {
+      list += (j > 0 ? ", " : "") + std::to_string(vertices[j]);
+    }
+    throw Error("Mesh: tagged side " + std::to_string(unmatched) + " (vertices " + list +
+                ") is not a side of any cell");
+  }
 }
 
 /// Uniform bins over the mesh's bounding box, each listing the cells whose bounding box meets it.
@@ -502,6 +640,7 @@ Mesh<Type>::Mesh(const MeshData& data, memory::Pool& pool, memory::Arena& scratc
                "Mesh: " + std::to_string(data.cells.size() / Cell::vertex_count) +
                    " cells have more sides than 32-bit indices can number");
   detail::validate_cells<Type>(data.positions, data.cells, "Mesh");
+  check_consistent(data, "Mesh");  // what is left to check: the tagged sides
   vertex_count_ = static_cast<std::int32_t>(data.positions.size() / dimension);
   cell_count_ = static_cast<std::int32_t>(data.cells.size() / Cell::vertex_count);
 
@@ -517,9 +656,18 @@ Mesh<Type>::Mesh(const MeshData& data, memory::Pool& pool, memory::Arena& scratc
   memory::copy_to_device(
       tags.view(), std::span<const std::int32_t>(data.cell_tags.empty() ? zeros : data.cell_tags),
       stream);
+  auto side_vertices = memory::borrow_temporary<std::int32_t>(pool, data.side_vertices.size(),
+                                                              "Mesh.tagged_side_vertices");
+  auto side_tags =
+      memory::borrow_temporary<std::int32_t>(pool, data.side_tags.size(), "Mesh.tagged_side_tags");
+  memory::copy_to_device(side_vertices.view(), std::span<const std::int32_t>(data.side_vertices),
+                         stream);
+  memory::copy_to_device(side_tags.view(), std::span<const std::int32_t>(data.side_tags), stream);
   memory::replace_owned(positions_, std::move(positions));
   memory::replace_owned(cells_, std::move(cells));
   memory::replace_owned(cell_tags_, std::move(tags));
+  memory::replace_owned(tagged_side_vertices_, std::move(side_vertices));
+  memory::replace_owned(tagged_side_tags_, std::move(side_tags));
   rebuild_topology(scratch);
   rebuild_bins(data.positions, view(), scratch);
 }
@@ -547,16 +695,20 @@ typename Mesh<Type>::View Mesh<Type>::view() const {
   result.side_local = side_local_.view();
   result.side_outer_vertex = side_outer_vertex_.view();
   result.boundary_sides = boundary_sides_.view();
+  result.side_tags = side_tags_.view();
   return result;
 }
 
 template <CellType Type>
 void Mesh<Type>::rebuild_topology(memory::Arena& scratch) {
   auto topology = detail::build_topology<Type>(cells_.view(), *pool_, scratch);
+  detail::match_tagged_sides<Type>(cells_.view(), tagged_side_vertices_.view(),
+                                   tagged_side_tags_.view(), topology, scratch);
   memory::replace_owned(side_cells_, std::move(topology.side_cells));
   memory::replace_owned(side_local_, std::move(topology.side_local));
   memory::replace_owned(side_outer_vertex_, std::move(topology.side_outer_vertex));
   memory::replace_owned(boundary_sides_, std::move(topology.boundary_sides));
+  memory::replace_owned(side_tags_, std::move(topology.side_tags));
 }
 
 template <CellType Type>
@@ -650,6 +802,14 @@ MeshData Mesh<Type>::to_mesh_data() const {
                        memory::ArrayView<const std::int32_t>(cells_.view()), pool_->stream());
   memory::copy_to_host(std::span<std::int32_t>(data.cell_tags),
                        memory::ArrayView<const std::int32_t>(cell_tags_.view()), pool_->stream());
+  data.side_vertices.resize(tagged_side_vertices_.size());
+  data.side_tags.resize(tagged_side_tags_.size());
+  memory::copy_to_host(std::span<std::int32_t>(data.side_vertices),
+                       memory::ArrayView<const std::int32_t>(tagged_side_vertices_.view()),
+                       pool_->stream());
+  memory::copy_to_host(std::span<std::int32_t>(data.side_tags),
+                       memory::ArrayView<const std::int32_t>(tagged_side_tags_.view()),
+                       pool_->stream());
   return data;
 }
 

@@ -39,8 +39,9 @@ public:
   using View = MeshView<Type>;
   static constexpr int dimension = Cell::dimension;
 
-  /// Validates `data` (cell type, vertex indices, orientation of every cell), copies it into
-  /// `pool`'s memory and builds the topology and lookup bins with scratch from `scratch`.
+  /// Validates `data` (cell type, vertex indices, orientation of every cell, tagged sides that are
+  /// sides of cells and listed once), copies it into `pool`'s memory and builds the topology, the
+  /// side tags and the lookup bins with scratch from `scratch`.
   Mesh(const MeshData& data, memory::Pool& pool, memory::Arena& scratch);
 
   [[nodiscard]] std::int32_t cell_count() const { return cell_count_; }
@@ -60,11 +61,18 @@ public:
     return cell_tags_.view();
   }
 
+  /// The tag of every side (Gmsh physical groups one dimension below the cells, matched to the
+  /// mesh's sides by their vertices; 0 for an untagged side), in the pool's memory.
+  [[nodiscard]] memory::ArrayView<const std::int32_t> side_tags() const {
+    return side_tags_.view();
+  }
+
   /// Moves the vertices (same count, `dimension` values each, host memory). Validates every cell's
   /// orientation first; on error nothing changes. Topology is kept; lookup bins are rebuilt.
   void set_positions(std::span<const double> positions, memory::Arena& scratch);
 
-  /// Builds sides, adjacency and boundary sides again (into fresh buffers, then swapped in).
+  /// Builds sides, adjacency, boundary sides and side tags again (into fresh buffers, then
+  /// swapped in).
   void rebuild_topology(memory::Arena& scratch);
 
   /// For each point (`dimension` values per point, in the pool's memory) finds a cell containing it
@@ -72,7 +80,8 @@ public:
   void lookup(memory::ArrayView<const double> points, const LookupResult& result,
               memory::Arena& scratch) const;
 
-  /// The positions, connectivity and tags back on the host (for output).
+  /// The positions, connectivity, cell tags and tagged sides back on the host (for output; tag
+  /// names are not kept).
   [[nodiscard]] MeshData to_mesh_data() const;
 
 private:
@@ -96,6 +105,9 @@ private:
   memory::Temporary<std::uint8_t> side_local_;
   memory::Temporary<std::uint8_t> side_outer_vertex_;
   memory::Temporary<std::int32_t> boundary_sides_;
+  memory::Temporary<std::int32_t> tagged_side_vertices_;
+  memory::Temporary<std::int32_t> tagged_side_tags_;
+  memory::Temporary<std::int32_t> side_tags_;
   memory::Temporary<std::int32_t> bin_offsets_;
   memory::Temporary<std::int32_t> bin_cells_;
   Bins bins_;

@@ -42,6 +42,25 @@ void check_consistent(const MeshData& mesh, std::string_view who) {
                      std::to_string(mesh.cells[i]) + ", expected an index below " +
                      std::to_string(vertices));
   }
+  const auto side_corners = static_cast<std::size_t>(side_vertex_count(mesh.cell_type));
+  AFEM_EXPECTS(mesh.side_vertices.size() % side_corners == 0,
+               what + "side_vertices hold " + std::to_string(mesh.side_vertices.size()) +
+                   " indices, not a multiple of " + std::to_string(side_corners) + " per side");
+  AFEM_EXPECTS(mesh.side_tags.size() == mesh.side_vertices.size() / side_corners,
+               what + "side_tags hold " + std::to_string(mesh.side_tags.size()) +
+                   " tags, expected one per tagged side (" +
+                   std::to_string(mesh.side_vertices.size() / side_corners) + ")");
+  for (std::size_t i = 0; i < mesh.side_tags.size(); ++i) {
+    AFEM_EXPECTS(mesh.side_tags[i] > 0, what + "tagged side " + std::to_string(i) + " has tag " +
+                                            std::to_string(mesh.side_tags[i]) +
+                                            ", expected a positive tag");
+  }
+  for (std::size_t i = 0; i < mesh.side_vertices.size(); ++i) {
+    AFEM_EXPECTS(mesh.side_vertices[i] >= 0 && mesh.side_vertices[i] < vertices,
+                 what + "tagged side " + std::to_string(i / side_corners) + " refers to vertex " +
+                     std::to_string(mesh.side_vertices[i]) + ", expected an index below " +
+                     std::to_string(vertices));
+  }
   for (std::size_t i = 0; i < mesh.positions.size(); ++i) {
     AFEM_EXPECTS(std::isfinite(mesh.positions[i]), what + "vertex " + std::to_string(i / dim) +
                                                        " has a coordinate that is not "

@@ -36,6 +36,7 @@ struct MeshView {
   memory::ArrayView<const std::uint8_t>
       side_outer_vertex;  ///< outer cell's local vertex per side vertex (0xFF: none)
   memory::ArrayView<const std::int32_t> boundary_sides;
+  memory::ArrayView<const std::int32_t> side_tags;  ///< one per side, 0 when untagged
 
   AFEM_HOST_DEVICE std::int32_t cell_count() const {
     return static_cast<std::int32_t>(cells.size() / Cell::vertex_count);
@@ -112,6 +113,10 @@ struct MeshView {
   }
   AFEM_HOST_DEVICE std::int32_t boundary_side(std::int32_t index) const {
     return boundary_sides[static_cast<std::size_t>(index)];
+  }
+  /// The tag of `side` (a Gmsh physical group of the mesh file), 0 when it has none.
+  AFEM_HOST_DEVICE std::int32_t side_tag(std::int32_t side) const {
+    return side_tags[static_cast<std::size_t>(side)];
   }
 
   /// Reference coordinates in the inner cell of the side point at side coordinates `s`.

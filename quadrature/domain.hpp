@@ -9,6 +9,7 @@
 
 #include "geometry/geometry.hpp"
 #include "geometry/partition.hpp"
+#include "geometry/tagged_boundary.hpp"
 #include "memory/array_view.hpp"
 #include "memory/config.hpp"
 #include "memory/error.hpp"
@@ -59,7 +60,8 @@ struct DomainView {
 namespace detail {
 
 /// The shared part of Cells, Sides and BoundarySides: a geometry, and optionally a partition
-/// whose current index lists are read each time view() is called (so a rebuilt partition is seen).
+/// whose current index lists are read each time view() is called (so a rebuilt partition is seen)
+/// or, for boundary sides, a TaggedBoundary whose sides it runs over.
 template <geometry::Geometry G, ElementKind Kind, class Select>
 class DomainBase {
 public:
@@ -79,10 +81,18 @@ public:
                  "(PartitionCapacity::sides is false)");
   }
 
+  explicit DomainBase(const geometry::TaggedBoundary<G>& tagged) requires(Kind == ElementKind::side)
+      : geometry_(&tagged.geometry()), tagged_(&tagged) {}
+
   [[nodiscard]] const G& geometry() const { return *geometry_; }
   /// The partition the domain was built from; nullptr for a whole-geometry domain.
   [[nodiscard]] const Partition* partition() const { return partition_; }
-  [[nodiscard]] View view() const { return Select::view(*geometry_, partition_); }
+  [[nodiscard]] View view() const {
+    if (tagged_ != nullptr) {
+      return View{geometry_->view(), tagged_->sides(), tagged_->side_count(), View::Source::list};
+    }
+    return Select::view(*geometry_, partition_);
+  }
   [[nodiscard]] std::int32_t element_count() const { return view().count; }
   /// The most elements the domain can hold: bounded by its partition's capacity, 0 where nothing
   /// bounds it but the current selection. Owners of per-element buffers size them by it so that
@@ -102,6 +112,7 @@ public:
 private:
   const G* geometry_;
   const Partition* partition_ = nullptr;
+  const geometry::TaggedBoundary<G>* tagged_ = nullptr;
 };
 
 template <ElementKind Kind, bool Boundary>
@@ -153,12 +164,18 @@ class Sides : public detail::DomainBase<G, ElementKind::side,
                            detail::SelectElements<ElementKind::side, false>>::DomainBase;
 };
 
-/// The boundary sides of a geometry, or the boundary of a partition (sides with one cell in it).
+/// The boundary sides of a geometry, the boundary of a partition (sides with one cell in it), or
+/// the sides of a TaggedBoundary (boundary sides by tag, for Neumann data on named sides).
 template <geometry::Geometry G>
 class BoundarySides : public detail::DomainBase<G, ElementKind::side,
                                                 detail::SelectElements<ElementKind::side, true>> {
-  using detail::DomainBase<G, ElementKind::side,
-                           detail::SelectElements<ElementKind::side, true>>::DomainBase;
+  using Base =
+      detail::DomainBase<G, ElementKind::side, detail::SelectElements<ElementKind::side, true>>;
+
+public:
+  explicit BoundarySides(const G& geometry) : Base(geometry) {}
+  explicit BoundarySides(const typename Base::Partition& partition) : Base(partition) {}
+  explicit BoundarySides(const geometry::TaggedBoundary<G>& tagged) : Base(tagged) {}
 };
 
 template <geometry::Geometry G>
@@ -173,6 +190,8 @@ template <geometry::Geometry G>
 BoundarySides(const G&) -> BoundarySides<G>;
 template <geometry::Geometry G>
 BoundarySides(const geometry::CellBasedGeometryPartition<G>&) -> BoundarySides<G>;
+template <geometry::Geometry G>
+BoundarySides(const geometry::TaggedBoundary<G>&) -> BoundarySides<G>;
 
 /// A domain type: Cells, Sides or BoundarySides of some geometry.
 template <class D>

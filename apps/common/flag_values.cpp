@@ -4,6 +4,7 @@
 #include <charconv>
 #include <cmath>
 #include <exception>
+#include <optional>
 #include <string>
 
 #include "memory/error.hpp"
@@ -21,19 +22,41 @@ std::int64_t parse_integer(std::string_view flag, std::string_view value, std::i
   return result;
 }
 
-double parse_positive(std::string_view flag, std::string_view value) {
-  const std::string text(value);
+namespace {
+
+/// The number `text` spells whole, or nothing.
+std::optional<double> finite_number(const std::string& text) {
   std::size_t used = 0;
   double result = 0.0;
   try {
     result = std::stod(text, &used);
   } catch (const std::exception&) {
-    used = 0;
+    return std::nullopt;
   }
-  if (used == 0 || used != text.size() || !std::isfinite(result) || result <= 0.0) {
-    throw Error(std::string(flag) + " expects a positive number, got '" + text + "'");
+  if (used != text.size() || !std::isfinite(result)) {
+    return std::nullopt;
   }
   return result;
+}
+
+}  // namespace
+
+double parse_positive(std::string_view flag, std::string_view value) {
+  const std::string text(value);
+  const std::optional<double> result = finite_number(text);
+  if (!result || *result <= 0.0) {
+    throw Error(std::string(flag) + " expects a positive number, got '" + text + "'");
+  }
+  return *result;
+}
+
+double parse_finite(std::string_view flag, std::string_view value) {
+  const std::string text(value);
+  const std::optional<double> result = finite_number(text);
+  if (!result) {
+    throw Error(std::string(flag) + " expects a finite number, got '" + text + "'");
+  }
+  return *result;
 }
 
 }  // namespace afem::apps

@@ -4,8 +4,8 @@
 namespace afem::apps::diffusion {
 
 #define AFEM_DIFFUSION_SOLVE(G, Degree)                                                     \
-  template Report solve<G, Degree>(const G&, double, memory::Pool&, memory::Arena&, double, \
-                                   const std::string&);
+  template Report solve<G, Degree>(const G&, const Problem&, memory::Pool&, memory::Arena&, \
+                                   const Settings&);
 AFEM_DIFFUSION_FOR_EACH_CASE(AFEM_DIFFUSION_SOLVE)
 #undef AFEM_DIFFUSION_SOLVE
 

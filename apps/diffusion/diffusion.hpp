@@ -1,14 +1,21 @@
 #pragma once
 
 /// @file
-/// The diffusion problem -div(nu grad u) = f on a geometry with Dirichlet data on its whole
-/// boundary, u = prod_d cos(pi x_d) manufactured: assemble, impose, solve, measure the error.
-/// Used by the diffusion app and its convergence tests.
+/// The diffusion problem -div(nu grad u) = f on a geometry: either manufactured (u = prod_d
+/// cos(pi x_d), Dirichlet data on the whole boundary or on tagged sides and the exact flux on the
+/// others; the errors are measured) or with a constant source, u = 0 on tagged Dirichlet sides and
+/// constant fluxes on tagged Neumann sides. Assemble, impose, solve. Used by the diffusion app and
+/// its tests.
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <limits>
 #include <numbers>
+#include <optional>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "fem/boundary.hpp"
 #include "fem/bsr_matrix.hpp"
@@ -19,8 +26,11 @@
 #include "fem/solvers.hpp"
 #include "fem/space.hpp"
 #include "fem/space_restriction.hpp"
+#include "fem/vector_ops.hpp"
 #include "geometry/grid.hpp"
 #include "geometry/mesh.hpp"
+#include "geometry/side_tag_set.hpp"
+#include "geometry/tagged_boundary.hpp"
 #include "geometry/vtu.hpp"
 #include "memory/arena.hpp"
 #include "memory/copy.hpp"
@@ -103,85 +113,194 @@ struct SquaredErrors {
   }
 };
 
+/// nu grad u_exact . n v: the manufactured solution's flux through a side.
+template <int D>
+struct ExactFluxForm {
+  double viscosity = 1.0;
+  template <class Test>
+  AFEM_HOST_DEVICE double operator()(const fem::Sample<D>& s, const Test& v) const {
+    return viscosity * Exact<D>{}.gradient(s.x).dot(s.normal) * v.value();
+  }
+};
+
+/// A constant times v (a constant source, or constant Neumann data on a side).
+struct ConstantForm {
+  double value = 0.0;
+  template <class Sample, class Test>
+  AFEM_HOST_DEVICE double operator()(const Sample& /*s*/, const Test& v) const {
+    return value * v.value();
+  }
+};
+
+/// The data of a diffusion problem: the coefficient, where the Dirichlet sides are and either the
+/// manufactured solution or a constant source with boundary data.
+struct Problem {
+  double viscosity = 1.0;
+  /// The Dirichlet sides by tag; empty: the whole boundary.
+  geometry::SideTagSet dirichlet;
+  /// Without a source: the manufactured solution, u = u_exact on the Dirichlet sides and its flux
+  /// nu grad u_exact . n on the others. With a source f (a constant): u = 0 on the Dirichlet
+  /// sides, nu du/dn = g on the sides of each `neumann` (tag, g) and 0 on the other sides.
+  std::optional<double> source;
+  std::vector<std::pair<std::int32_t, double>> neumann;
+
+  /// Throws afem::Error for Neumann data without a source, without Dirichlet tags (the whole
+  /// boundary would be Dirichlet) or on a Dirichlet tag, and for a viscosity that is not positive.
+  void check() const {
+    AFEM_EXPECTS(viscosity > 0.0,
+                 "diffusion: the viscosity is " + std::to_string(viscosity) + ", expected > 0");
+    if (neumann.empty()) {
+      return;
+    }
+    AFEM_EXPECTS(source.has_value(),
+                 "diffusion: Neumann data needs a source (the manufactured problem takes its "
+                 "flux from the exact solution)");
+    AFEM_EXPECTS(!dirichlet.empty(),
+                 "diffusion: Neumann data needs the Dirichlet sides named (without them the whole "
+                 "boundary is Dirichlet)");
+    for (const auto& [tag, value] : neumann) {
+      AFEM_EXPECTS(!dirichlet.contains(tag),
+                   "diffusion: side tag " + std::to_string(tag) + " is both Dirichlet and Neumann");
+    }
+  }
+};
+
+/// How to solve and what to keep.
+struct Settings {
+  double tolerance = 1e-10;    ///< CG relative residual
+  std::string vtu;             ///< when not empty, vertex values of u_h (and u) are written there
+  bool vertex_values = false;  ///< keep u_h at the vertices in the report
+};
+
 /// What one solve measured.
 struct Report {
   std::int32_t cells = 0;
   std::int64_t dofs = 0;
-  double l2_error = 0.0;
-  double h1_error = 0.0;  ///< the H1 seminorm of the error
+  double l2_error = 0.0;  ///< manufactured problems only (NaN otherwise)
+  double h1_error = 0.0;  ///< the H1 seminorm of the error; manufactured problems only
+  double minimum = 0.0;   ///< of u_h over the dofs
+  double maximum = 0.0;
+  std::vector<double> vertex_values;  ///< u_h at the vertices, when Settings::vertex_values
   fem::SolveResult solve;
   double assemble_seconds = 0.0;
   double solve_seconds = 0.0;
 };
 
-/// Solves the problem on `geometry` with degree-`Degree` Lagrange elements to a relative residual
-/// of `tolerance`; writes `vtu` (vertex values of u_h and u) when not empty.
+/// Solves `problem` on `geometry` with degree-`Degree` Lagrange elements and CG with Jacobi.
+/// Throws afem::Error for inconsistent data (Problem::check) and for a side tag no boundary side
+/// has.
 template <class G, int Degree>
-Report solve(const G& geometry, double viscosity, memory::Pool& pool, memory::Arena& scratch,
-             double tolerance = 1e-10, const std::string& vtu = {}) {
+Report solve(const G& geometry, const Problem& problem, memory::Pool& pool, memory::Arena& scratch,
+             const Settings& settings = {}) {
   constexpr int dim = G::dimension;
   using Clock = std::chrono::steady_clock;
+  problem.check();
   const auto start = Clock::now();
   using Space = fem::LagrangeSpace<G, Degree>;
   const Space space(geometry, pool, scratch);
   const quadrature::Cells cells(geometry);
   const quadrature::RegularQuadrature quadrature(cells, 2 * Degree, pool);
   const fem::SpaceRestriction restriction(space, cells, scratch);
+  const double nu = problem.viscosity;
 
   fem::BsrMatrix<1> matrix(pool);
-  fem::integrate(matrix, quadrature, restriction, restriction, DiffusionForm{viscosity}, scratch);
+  fem::integrate(matrix, quadrature, restriction, restriction, DiffusionForm{nu}, scratch);
   fem::DiscreteField u(space);
   const auto dofs = static_cast<std::size_t>(space.dof_count());
   auto rhs = memory::borrow_temporary<double>(pool, dofs, "diffusion.rhs");
   const quadrature::RegularQuadrature source_quadrature(cells, 2 * Degree + 2, pool);
-  fem::integrate(rhs.view(), source_quadrature, restriction, SourceForm<dim>{viscosity}, scratch);
   auto boundary = memory::borrow_temporary<std::uint8_t>(pool, dofs, "diffusion.boundary");
-  fem::boundary_dofs(space, boundary.view(), scratch);
-  fem::interpolate(u, ExactValue<dim>{}, scratch);
+  if (problem.dirichlet.empty()) {
+    fem::boundary_dofs(space, boundary.view(), scratch);
+  } else {
+    fem::boundary_dofs(space, boundary.view(), problem.dirichlet, scratch);
+  }
+  if (problem.source) {
+    fem::integrate(rhs.view(), source_quadrature, restriction, ConstantForm{*problem.source},
+                   scratch);
+    auto load = memory::borrow_temporary<double>(scratch, dofs, "diffusion.neumann");
+    for (const auto& [tag, value] : problem.neumann) {
+      const geometry::TaggedBoundary<G> sides(geometry, {tag}, pool, scratch);
+      const quadrature::BoundarySides domain(sides);
+      const quadrature::RegularQuadrature side_quadrature(domain, 2 * Degree, pool);
+      const fem::SpaceRestriction side_restriction(space, domain, scratch);
+      fem::integrate(load.view(), side_quadrature, side_restriction, ConstantForm{value}, scratch);
+      fem::axpby(1.0, memory::ArrayView<const double>(load.view()), 1.0, rhs.view(), scratch);
+    }
+    fem::fill(u.dofs(), 0.0, scratch);
+  } else {
+    fem::integrate(rhs.view(), source_quadrature, restriction, SourceForm<dim>{nu}, scratch);
+    if (!problem.dirichlet.empty()) {
+      // The exact flux on every boundary side; on a Dirichlet side it only reaches Dirichlet rows,
+      // which project_dirichlet replaces.
+      auto load = memory::borrow_temporary<double>(scratch, dofs, "diffusion.neumann");
+      const quadrature::BoundarySides domain(geometry);
+      const quadrature::RegularQuadrature side_quadrature(domain, 2 * Degree + 2, pool);
+      const fem::SpaceRestriction side_restriction(space, domain, scratch);
+      fem::integrate(load.view(), side_quadrature, side_restriction, ExactFluxForm<dim>{nu},
+                     scratch);
+      fem::axpby(1.0, memory::ArrayView<const double>(load.view()), 1.0, rhs.view(), scratch);
+    }
+    fem::interpolate(u, ExactValue<dim>{}, scratch);
+  }
   fem::project_dirichlet(matrix, rhs.view(), boundary.view(), u.dofs(), scratch);
   const auto assembled = Clock::now();
 
   Report report;
   report.solve = fem::cg(matrix, rhs.view(), u.dofs(), scratch,
-                         {.tolerance = tolerance,
+                         {.tolerance = settings.tolerance,
                           .max_iterations = 20000,
                           .preconditioner = fem::Preconditioner::jacobi});
   const auto solved = Clock::now();
-  const quadrature::RegularQuadrature error_quadrature(cells, 2 * Degree + 4, pool);
-  const Eigen::Vector2d errors = fem::integrate(error_quadrature, SquaredErrors<dim>{}, scratch, u);
   report.cells = geometry.cell_count();
   report.dofs = space.dof_count();
-  report.l2_error = std::sqrt(errors[0]);
-  report.h1_error = std::sqrt(errors[1]);
   report.assemble_seconds = std::chrono::duration<double>(assembled - start).count();
   report.solve_seconds = std::chrono::duration<double>(solved - assembled).count();
+  report.l2_error = std::numeric_limits<double>::quiet_NaN();
+  report.h1_error = std::numeric_limits<double>::quiet_NaN();
+  if (!problem.source) {
+    const quadrature::RegularQuadrature error_quadrature(cells, 2 * Degree + 4, pool);
+    const Eigen::Vector2d errors =
+        fem::integrate(error_quadrature, SquaredErrors<dim>{}, scratch, u);
+    report.l2_error = std::sqrt(errors[0]);
+    report.h1_error = std::sqrt(errors[1]);
+  }
 
-  if (!vtu.empty()) {
-    // Vertices are the space's first nodes, so the first vertex_count dofs are u_h at vertices.
+  std::vector<double> values(dofs);
+  memory::copy_to_host(std::span<double>(values), memory::ArrayView<const double>(u.dofs()),
+                       pool.stream());
+  pool.stream().synchronize();
+  report.minimum = *std::min_element(values.begin(), values.end());
+  report.maximum = *std::max_element(values.begin(), values.end());
+  // Vertices are the space's first nodes, so the first vertex_count dofs are u_h at vertices.
+  values.resize(static_cast<std::size_t>(geometry.vertex_count()));
+  if (!settings.vtu.empty()) {
     const geometry::MeshData mesh = geometry.to_mesh_data();
-    std::vector<double> values(dofs);
-    memory::copy_to_host(std::span<double>(values), memory::ArrayView<const double>(u.dofs()),
-                         pool.stream());
-    pool.stream().synchronize();
-    const auto vertices = static_cast<std::size_t>(geometry.vertex_count());
-    std::vector<double> uh(values.begin(), values.begin() + static_cast<std::ptrdiff_t>(vertices));
-    std::vector<double> exact(vertices);
-    for (std::size_t v = 0; v < vertices; ++v) {
-      Eigen::Matrix<double, dim, 1> x;
-      for (int d = 0; d < dim; ++d) {
-        x[d] = mesh.positions[v * dim + static_cast<std::size_t>(d)];
+    std::vector<geometry::VtuArray> fields = {{"u", 1, values}};
+    std::vector<double> exact;
+    if (!problem.source) {
+      exact.resize(values.size());
+      for (std::size_t v = 0; v < values.size(); ++v) {
+        Eigen::Matrix<double, dim, 1> x;
+        for (int d = 0; d < dim; ++d) {
+          x[d] = mesh.positions[v * dim + static_cast<std::size_t>(d)];
+        }
+        exact[v] = Exact<dim>{}(x);
       }
-      exact[v] = Exact<dim>{}(x);
+      fields.push_back({"u_exact", 1, exact});
     }
-    geometry::write_vtu(vtu, mesh, {{"u", 1, uh}, {"u_exact", 1, exact}}, {});
+    geometry::write_vtu(settings.vtu, mesh, fields, {});
+  }
+  if (settings.vertex_values) {
+    report.vertex_values = std::move(values);
   }
   return report;
 }
 
 // Compiled once in diffusion.cpp, for every geometry and degree the app offers.
 #define AFEM_DIFFUSION_SOLVE(G, Degree)                                                            \
-  extern template Report solve<G, Degree>(const G&, double, memory::Pool&, memory::Arena&, double, \
-                                          const std::string&);
+  extern template Report solve<G, Degree>(const G&, const Problem&, memory::Pool&, memory::Arena&, \
+                                          const Settings&);
 AFEM_DIFFUSION_FOR_EACH_CASE(AFEM_DIFFUSION_SOLVE)
 #undef AFEM_DIFFUSION_SOLVE
 

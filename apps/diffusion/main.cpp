@@ -1,11 +1,18 @@
-// diffusion: solves -div(nu grad u) = f with a manufactured solution and reports the errors.
+// diffusion: solves -div(nu grad u) = f with a manufactured solution and reports the errors, or
+// with a constant source and boundary data on named sides.
+#include <algorithm>
+#include <climits>
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 #include "apps/common/flag_values.hpp"
 #include "apps/diffusion/diffusion.hpp"
@@ -13,6 +20,7 @@
 #include "geometry/gmsh.hpp"
 #include "geometry/grid.hpp"
 #include "geometry/mesh.hpp"
+#include "geometry/side_tag_set.hpp"
 #include "memory/device_resource.hpp"
 #include "memory/error.hpp"
 #include "memory/ledger.hpp"
@@ -23,9 +31,13 @@ using namespace afem;
 
 constexpr std::string_view usage = R"(usage: diffusion [options]
 
-Solves -div(nu grad u) = f on the unit square/cube (or a Gmsh mesh) with Lagrange elements,
-Dirichlet data on the whole boundary and the manufactured solution u = prod_d cos(pi x_d);
-prints the L2 and H1 errors, CG iterations and timings.
+Solves -div(nu grad u) = f on the unit square/cube (or a Gmsh mesh) with Lagrange elements.
+Without --source: the manufactured solution u = prod_d cos(pi x_d), Dirichlet data on the whole
+boundary (or on the --dirichlet sides, its exact flux on the others); prints the L2 and H1 errors.
+With --source F: f = F, u = 0 on the --dirichlet sides (default: the whole boundary), the flux
+nu du/dn = G on each --neumann side, 0 on the others; prints the range of u_h.
+Sides are named by tag: a number or a name, the Gmsh mesh's physical names of sides, or on the
+unit box xmin, xmax, ymin, ymax, zmin, zmax (tags 1 to 6). Prints CG iterations and timings.
 
   --geometry grid|tri|quad|tet|hex   geometry of the unit box (default: grid)
   --dim 2|3                          dimension of --geometry grid (default: 2)
@@ -34,6 +46,10 @@ prints the L2 and H1 errors, CG iterations and timings.
   --resolution N                     cells per axis of the unit box (default: 16)
   --viscosity NU                     diffusion coefficient, > 0 (default: 1)
   --tolerance T                      CG relative residual (default: 1e-10)
+  --dirichlet TAG[,TAG...]           the Dirichlet sides (default: the whole boundary)
+  --neumann TAG=G[,TAG=G...]         flux nu du/dn = G on these sides (needs --source and
+                                     --dirichlet); repeatable
+  --source F                         a constant source instead of the manufactured solution
   --out FILE.vtu                     write u_h and u at the vertices
   --help                             this text
 )";
@@ -47,7 +63,29 @@ struct Options {
   double viscosity = 1.0;
   double tolerance = 1e-10;
   std::string out;
+  std::vector<std::string> dirichlet;                   ///< tags as given
+  std::vector<std::pair<std::string, double>> neumann;  ///< tag as given, flux
+  std::optional<double> source;
 };
+
+/// The comma-separated items of `value`; throws for an empty item.
+std::vector<std::string> split_list(std::string_view flag, std::string_view value) {
+  std::vector<std::string> items;
+  std::size_t begin = 0;
+  while (true) {
+    const std::size_t end = std::min(value.find(',', begin), value.size());
+    const std::string_view item = value.substr(begin, end - begin);
+    if (item.empty()) {
+      throw Error("diffusion: " + std::string(flag) + " expects a comma-separated list, got '" +
+                  std::string(value) + "'");
+    }
+    items.emplace_back(item);
+    if (end == value.size()) {
+      return items;
+    }
+    begin = end + 1;
+  }
+}
 
 Options parse(int argc, char** argv) {
   Options options;
@@ -88,6 +126,21 @@ Options parse(int argc, char** argv) {
       options.tolerance = apps::parse_positive(flag, value);
     } else if (flag == "--out") {
       options.out = value;
+    } else if (flag == "--dirichlet") {
+      for (std::string& item : split_list(flag, value)) {
+        options.dirichlet.push_back(std::move(item));
+      }
+    } else if (flag == "--neumann") {
+      for (const std::string& item : split_list(flag, value)) {
+        const std::size_t equals = item.find('=');
+        if (equals == std::string::npos || equals == 0) {
+          throw Error("diffusion: --neumann expects TAG=VALUE items, got '" + item + "'");
+        }
+        options.neumann.emplace_back(item.substr(0, equals),
+                                     apps::parse_finite("--neumann", item.substr(equals + 1)));
+      }
+    } else if (flag == "--source") {
+      options.source = apps::parse_finite(flag, value);
     } else {
       throw Error("diffusion: unknown option '" + std::string(flag) + "' (see --help)");
     }
@@ -95,17 +148,62 @@ Options parse(int argc, char** argv) {
   return options;
 }
 
+/// The tag `text` names: a positive number, or a name of `names`. Throws afem::Error naming the
+/// flag and the known names otherwise.
+std::int32_t resolve_tag(std::string_view flag, const std::string& text,
+                         const std::vector<std::pair<std::int32_t, std::string>>& names) {
+  for (const auto& [tag, name] : names) {
+    if (name == text) {
+      return tag;
+    }
+  }
+  if (!text.empty() && text.find_first_not_of("0123456789") == std::string::npos) {
+    return static_cast<std::int32_t>(apps::parse_integer(flag, text, 1, INT32_MAX));
+  }
+  std::string known;
+  for (const auto& [tag, name] : names) {
+    known += (known.empty() ? "" : ", ") + name + " (" + std::to_string(tag) + ")";
+  }
+  throw Error("diffusion: " + std::string(flag) + ": no side is named '" + text +
+              "'; expected a tag number or one of: " + (known.empty() ? "(no names)" : known));
+}
+
+/// The problem the options describe, with side names resolved by `names`.
+apps::diffusion::Problem problem_of(
+    const Options& options, const std::vector<std::pair<std::int32_t, std::string>>& names) {
+  apps::diffusion::Problem problem;
+  problem.viscosity = options.viscosity;
+  problem.source = options.source;
+  std::vector<std::int32_t> dirichlet;
+  for (const std::string& text : options.dirichlet) {
+    dirichlet.push_back(resolve_tag("--dirichlet", text, names));
+  }
+  problem.dirichlet = geometry::SideTagSet(dirichlet);
+  for (const auto& [text, flux] : options.neumann) {
+    problem.neumann.emplace_back(resolve_tag("--neumann", text, names), flux);
+  }
+  problem.check();
+  return problem;
+}
+
 template <class G>
-void run(const G& geometry, const Options& options, const std::string& name, memory::Pool& pool,
+void run(const G& geometry, const Options& options, const std::string& name,
+         const std::vector<std::pair<std::int32_t, std::string>>& side_names, memory::Pool& pool,
          memory::Arena& scratch) {
+  const apps::diffusion::Problem problem = problem_of(options, side_names);
+  const apps::diffusion::Settings settings{
+      .tolerance = options.tolerance, .vtu = options.out, .vertex_values = false};
   const apps::diffusion::Report report =
-      options.degree == 1 ? apps::diffusion::solve<G, 1>(geometry, options.viscosity, pool, scratch,
-                                                         options.tolerance, options.out)
-                          : apps::diffusion::solve<G, 2>(geometry, options.viscosity, pool, scratch,
-                                                         options.tolerance, options.out);
+      options.degree == 1
+          ? apps::diffusion::solve<G, 1>(geometry, problem, pool, scratch, settings)
+          : apps::diffusion::solve<G, 2>(geometry, problem, pool, scratch, settings);
   std::printf("geometry %s, degree %d: %d cells, %lld dofs\n", name.c_str(), options.degree,
               report.cells, static_cast<long long>(report.dofs));
-  std::printf("L2 error %.6e  H1 error %.6e\n", report.l2_error, report.h1_error);
+  if (problem.source) {
+    std::printf("u_h in [%.6e, %.6e]\n", report.minimum, report.maximum);
+  } else {
+    std::printf("L2 error %.6e  H1 error %.6e\n", report.l2_error, report.h1_error);
+  }
   std::printf("CG: %d iterations, relative residual %.3e\n", report.solve.iterations,
               report.solve.residual);
   std::printf("assembly %.3f s, solve %.3f s\n", report.assemble_seconds, report.solve_seconds);
@@ -122,7 +220,7 @@ template <geometry::CellType Type>
 void run_mesh(const geometry::MeshData& data, const Options& options, const std::string& name,
               memory::Pool& pool, memory::Arena& scratch) {
   const geometry::Mesh<Type> mesh(data, pool, scratch);
-  run(mesh, options, name, pool, scratch);
+  run(mesh, options, name, data.side_tag_names, pool, scratch);
 }
 
 void run_data(const geometry::MeshData& data, const Options& options, const std::string& name,
@@ -151,10 +249,10 @@ int main(int argc, char** argv) {
       run_data(geometry::read_gmsh(options.mesh), options, options.mesh, pool, scratch);
     } else if (options.geometry == "grid" && options.dimension == 2) {
       const geometry::Grid2D grid({0.0, 0.0}, {1.0 / n, 1.0 / n}, {n, n});
-      run(grid, options, "grid 2D", pool, scratch);
+      run(grid, options, "grid 2D", geometry::box_side_tag_names(2), pool, scratch);
     } else if (options.geometry == "grid") {
       const geometry::Grid3D grid({0.0, 0.0, 0.0}, {1.0 / n, 1.0 / n, 1.0 / n}, {n, n, n});
-      run(grid, options, "grid 3D", pool, scratch);
+      run(grid, options, "grid 3D", geometry::box_side_tag_names(3), pool, scratch);
     } else {
       const geometry::CellType type = options.geometry == "tri" ? geometry::CellType::triangle
                                       : options.geometry == "quad"

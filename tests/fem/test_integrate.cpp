@@ -22,6 +22,7 @@
 #include "fem/space_partition.hpp"
 #include "fem/space_restriction.hpp"
 #include "geometry/partition.hpp"
+#include "geometry/tagged_boundary.hpp"
 #include "quadrature/domain.hpp"
 #include "quadrature/quadrature.hpp"
 #include "reference_assembly.hpp"
@@ -44,6 +45,18 @@ struct One {
   }
 };
 
+struct FirstCoordinate {
+  template <int D>
+  AFEM_HOST_DEVICE double operator()(const Sample<D>& s) const {
+    return s.x[0];
+  }
+};
+struct UnitLoad {
+  template <class Sample, class Test>
+  AFEM_HOST_DEVICE double operator()(const Sample& /*s*/, const Test& v) const {
+    return v.value();
+  }
+};
 struct Divergence {
   template <int D, class Field>
   AFEM_HOST_DEVICE double operator()(const Sample<D>& s, const Field& u) const {
@@ -148,6 +161,35 @@ TYPED_TEST(GeometryIntegrateTest, MeasuresTheBoxAndItsBoundary) {
                 std::is_same_v<TypeParam, geometry::Grid3D>) {
     EXPECT_NEAR(integrate(q_sides, One{}, *this->arena_), 4.0 * TypeParam::dimension, 1e-12);
   }
+}
+
+// Sides selected by tag: the measure of two faces of the unit box, and a load over them whose
+// entries sum to that measure (the basis sums to one).
+TYPED_TEST(GeometryIntegrateTest, TaggedBoundarySidesCoverTheirFaces) {
+  auto geometry = test::UnitBox<TypeParam>::make(3, *this->pool_, *this->arena_);
+  const geometry::TaggedBoundary<TypeParam> faces(
+      *geometry, {geometry::box_side_tag(0, true), geometry::box_side_tag(1, false)}, *this->pool_,
+      *this->arena_);
+  const quadrature::BoundarySides domain(faces);
+  const quadrature::RegularQuadrature q(domain, 2, *this->pool_);
+  EXPECT_NEAR(integrate(q, One{}, *this->arena_), 2.0, 1e-13);
+  EXPECT_NEAR(integrate(q, FirstCoordinate{}, *this->arena_), 1.0 + 0.5, 1e-13);
+
+  const LagrangeSpace<TypeParam, 2> space(*geometry, *this->pool_, *this->arena_);
+  const SpaceRestriction restriction(space, domain, *this->arena_);
+  auto load = memory::borrow_temporary<double>(
+      *this->pool_, static_cast<std::size_t>(space.dof_count()), "test.load");
+  integrate(load.view(), q, restriction, UnitLoad{}, *this->arena_);
+  const auto values = test::copy_to_host(memory::ArrayView<const double>(load.view()));
+  double sum = 0.0;
+  int touched = 0;
+  for (const double v : values) {
+    sum += v;
+    touched += v != 0.0 ? 1 : 0;
+  }
+  EXPECT_NEAR(sum, 2.0, 1e-12);
+  EXPECT_GT(touched, 0);
+  EXPECT_LT(touched, static_cast<int>(values.size()) / 2);
 }
 
 TYPED_TEST(GeometryIntegrateTest, DivergenceTheoremHoldsOnTheBoundarySides) {

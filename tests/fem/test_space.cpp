@@ -14,9 +14,11 @@
 #include "fem/space.hpp"
 #include "fem/space_partition.hpp"
 #include "fem/space_restriction.hpp"
+#include "geometry/box_mesh.hpp"
 #include "geometry/grid.hpp"
 #include "geometry/mesh.hpp"
 #include "geometry/partition.hpp"
+#include "geometry/side_tag_set.hpp"
 #include "memory/error.hpp"
 #include "quadrature/domain.hpp"
 #include "quadrature/quadrature.hpp"
@@ -195,6 +197,46 @@ TYPED_TEST(SpaceTest, MarksTheNodesOnTheBoundary) {
   }
   EXPECT_EQ(count, on_boundary * dim);
   EXPECT_GT(on_boundary, 0);
+}
+
+TYPED_TEST(SpaceTest, MarksTheNodesOnTaggedFacesOnly) {
+  using G = typename TypeParam::Geometry;
+  constexpr int dim = G::dimension;
+  auto geometry = test::UnitBox<G>::make(3, *this->pool_, *this->arena_);
+  const LagrangeSpace<G, TypeParam::degree, dim> space(*geometry, *this->pool_, *this->arena_);
+  auto mask = memory::borrow_temporary<std::uint8_t>(
+      *this->pool_, static_cast<std::size_t>(space.dof_count()), "test.mask");
+  // x = 0 and y = 1.
+  boundary_dofs(
+      space, mask.view(),
+      geometry::SideTagSet{geometry::box_side_tag(0, false), geometry::box_side_tag(1, true)},
+      *this->arena_);
+  const auto marked = test::copy_to_host(memory::ArrayView<const std::uint8_t>(mask.view()));
+  DiscreteField<LagrangeSpace<G, TypeParam::degree, dim>> positions(space);
+  interpolate(positions, Position<dim>{}, *this->arena_);
+  const auto x = test::copy_to_host(memory::ArrayView<const double>(positions.dofs()));
+  std::int64_t on_faces = 0;
+  for (std::size_t node = 0; node * dim < x.size(); ++node) {
+    const bool tagged =
+        std::abs(x[node * dim]) < 1e-12 || std::abs(x[node * dim + 1] - 1.0) < 1e-12;
+    on_faces += tagged ? 1 : 0;
+    for (int d = 0; d < dim; ++d) {
+      EXPECT_EQ(marked[node * dim + static_cast<std::size_t>(d)], tagged ? 1 : 0)
+          << "node " << node;
+    }
+  }
+  EXPECT_GT(on_faces, 0);
+
+  // A tag no side has: refused by name, the mask left as it was.
+  try {
+    boundary_dofs(space, mask.view(), geometry::SideTagSet{1, 12}, *this->arena_);
+    ADD_FAILURE() << "expected an error";
+  } catch (const Error& error) {
+    EXPECT_NE(std::string(error.what()).find("boundary_dofs: no boundary side has tag 12"),
+              std::string::npos)
+        << error.what();
+  }
+  EXPECT_EQ(test::copy_to_host(memory::ArrayView<const std::uint8_t>(mask.view())), marked);
 }
 
 // A SpacePartition numbers the nodes that touch the selected cells compactly, in increasing

@@ -34,6 +34,15 @@ bool fuzz_gmsh_input(const std::uint8_t* data, std::size_t size) {
     require(v >= 0 && static_cast<std::size_t>(v) < vertices);
   }
   require(mesh.cell_tags.empty() || mesh.cell_tags.size() == mesh.cells.size() / corners);
+  const auto side_corners = static_cast<std::size_t>(geometry::side_vertex_count(mesh.cell_type));
+  require(mesh.side_vertices.size() % side_corners == 0);
+  require(mesh.side_tags.size() == mesh.side_vertices.size() / side_corners);
+  for (const std::int32_t v : mesh.side_vertices) {
+    require(v >= 0 && static_cast<std::size_t>(v) < vertices);
+  }
+  for (const std::int32_t tag : mesh.side_tags) {
+    require(tag > 0);
+  }
   return true;
 }
 

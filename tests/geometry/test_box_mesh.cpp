@@ -7,7 +7,9 @@
 #include <cstdint>
 #include <limits>
 #include <map>
+#include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "geometry/box_mesh.hpp"
@@ -249,6 +251,167 @@ TEST(BoxMesh, InteriorFacesAreSharedByTwoCells) {
     }
     EXPECT_EQ(boundary, expected_boundary);
   }
+}
+
+TEST(BoxMesh, SideTagsAndTheirNames) {
+  EXPECT_EQ(box_side_tag(0, false), 1);
+  EXPECT_EQ(box_side_tag(0, true), 2);
+  EXPECT_EQ(box_side_tag(1, false), 3);
+  EXPECT_EQ(box_side_tag(2, true), 6);
+  const std::vector<std::pair<std::int32_t, std::string>> plane = {
+      {1, "xmin"}, {2, "xmax"}, {3, "ymin"}, {4, "ymax"}};
+  EXPECT_EQ(box_side_tag_names(2), plane);
+  std::vector<std::pair<std::int32_t, std::string>> space = plane;
+  space.emplace_back(5, "zmin");
+  space.emplace_back(6, "zmax");
+  EXPECT_EQ(box_side_tag_names(3), space);
+  EXPECT_THROW((void)box_side_tag_names(4), Error);
+}
+
+/// The axis and the face (false: low, true: high) of the box that box_side_tag `tag` names.
+std::pair<std::size_t, bool> face_of(std::int32_t tag) {
+  return {static_cast<std::size_t>((tag - 1) / 2), (tag - 1) % 2 == 1};
+}
+
+/// The vertices of tagged side `side`, as listed.
+std::vector<std::int32_t> side_of(const MeshData& mesh, std::int32_t side) {
+  const auto corners = static_cast<std::size_t>(side_vertex_count(mesh.cell_type));
+  const auto first = mesh.side_vertices.begin() +
+                     static_cast<std::ptrdiff_t>(static_cast<std::size_t>(side) * corners);
+  return {first, first + static_cast<std::ptrdiff_t>(corners)};
+}
+
+/// Grid cells along each axis of a box case (1 along z in 2D).
+std::array<std::int32_t, 3> grid_cells(const BoxCase& box) {
+  return {box.resolution[0], box.resolution[1], dimension(box.type) == 3 ? box.resolution[2] : 1};
+}
+
+/// Tagged sides per grid face of the box.
+std::int32_t sides_per_grid_face(CellType type) {
+  return type == CellType::tetrahedron ? 2 : 1;
+}
+
+TEST(BoxMesh, TagsEveryBoundarySideOnceWithTheTagOfItsFace) {
+  for (const BoxCase& box : box_cases()) {
+    SCOPED_TRACE(case_name(box));
+    const MeshData mesh = box_mesh(box.type, box.resolution, box.lower, box.upper);
+    const int dim = dimension(box.type);
+    const std::array<std::int32_t, 3> n = grid_cells(box);
+    EXPECT_EQ(mesh.side_tag_names, box_side_tag_names(dim));
+    ASSERT_EQ(mesh.side_tags.size(), static_cast<std::size_t>(mesh.side_total()));
+    std::map<std::int32_t, std::int32_t> per_tag;
+    for (const std::int32_t tag : mesh.side_tags) {
+      ++per_tag[tag];
+    }
+    EXPECT_EQ(per_tag.size(), static_cast<std::size_t>(2 * dim));
+    for (int axis = 0; axis < dim; ++axis) {
+      const std::int32_t grid_faces = n[0] * n[1] * n[2] / n[static_cast<std::size_t>(axis)];
+      for (const bool high : {false, true}) {
+        EXPECT_EQ(per_tag[box_side_tag(axis, high)], grid_faces * sides_per_grid_face(box.type))
+            << "axis " << axis << (high ? " high" : " low");
+      }
+    }
+    const std::map<std::vector<std::int32_t>, int> faces = face_counts(mesh);
+    std::set<std::vector<std::int32_t>> seen;
+    for (std::int32_t side = 0; side < mesh.side_total(); ++side) {
+      const std::int32_t tag = mesh.side_tags[static_cast<std::size_t>(side)];
+      const auto [axis, high] = face_of(tag);
+      std::vector<std::int32_t> key = side_of(mesh, side);
+      for (const std::int32_t v : key) {
+        EXPECT_EQ(vertex(mesh, v)[axis], high ? box.upper[axis] : box.lower[axis])
+            << "side " << side << " (tag " << tag << ") vertex " << v;
+      }
+      std::sort(key.begin(), key.end());
+      const auto found = faces.find(key);
+      ASSERT_NE(found, faces.end()) << "side " << side << " is no side of a cell";
+      EXPECT_EQ(found->second, 1) << "side " << side << " is shared by two cells";
+      EXPECT_TRUE(seen.insert(key).second) << "side " << side << " is listed twice";
+    }
+    const auto boundary_faces = std::count_if(faces.begin(), faces.end(),
+                                              [](const auto& face) { return face.second == 1; });
+    EXPECT_EQ(boundary_faces, mesh.side_total());
+  }
+}
+
+TEST(BoxMesh, ListsTaggedSidesFaceByFaceInGridOrder) {
+  for (const BoxCase& box : box_cases()) {
+    SCOPED_TRACE(case_name(box));
+    const MeshData mesh = box_mesh(box.type, box.resolution, box.lower, box.upper);
+    const auto dim = static_cast<std::size_t>(dimension(box.type));
+    const std::array<std::int32_t, 3> n = grid_cells(box);
+    EXPECT_TRUE(std::is_sorted(mesh.side_tags.begin(), mesh.side_tags.end()));
+    std::int32_t first_of_face = 0;
+    for (std::int32_t side = 0; side < mesh.side_total(); ++side) {
+      const std::int32_t tag = mesh.side_tags[static_cast<std::size_t>(side)];
+      if (side > 0 && tag != mesh.side_tags[static_cast<std::size_t>(side) - 1]) {
+        first_of_face = side;
+      }
+      // The grid face holding the side's centroid, numbered along the remaining axes in
+      // increasing order, the lowest fastest.
+      const std::size_t axis = face_of(tag).first;
+      const std::vector<std::int32_t> corners = side_of(mesh, side);
+      std::int32_t grid_face = 0;
+      std::int32_t stride = 1;
+      for (std::size_t d = 0; d < dim; ++d) {
+        if (d == axis) {
+          continue;
+        }
+        double centroid = 0.0;
+        for (const std::int32_t v : corners) {
+          centroid += vertex(mesh, v)[d] / static_cast<double>(corners.size());
+        }
+        const double h = (box.upper[d] - box.lower[d]) / n[d];
+        grid_face += static_cast<std::int32_t>(std::floor((centroid - box.lower[d]) / h)) * stride;
+        stride *= n[d];
+      }
+      EXPECT_EQ(grid_face, (side - first_of_face) / sides_per_grid_face(box.type))
+          << "side " << side << " (tag " << tag << ")";
+    }
+  }
+}
+
+TEST(BoxMesh, TaggedSidesAreListedWithTheirNormalOutOfTheBox) {
+  for (const BoxCase& box : box_cases()) {
+    SCOPED_TRACE(case_name(box));
+    const MeshData mesh = box_mesh(box.type, box.resolution, box.lower, box.upper);
+    for (std::int32_t side = 0; side < mesh.side_total(); ++side) {
+      const auto [axis, high] = face_of(mesh.side_tags[static_cast<std::size_t>(side)]);
+      std::vector<Point> p;
+      for (const std::int32_t v : side_of(mesh, side)) {
+        p.push_back(vertex(mesh, v));
+      }
+      Point normal = {0.0, 0.0, 0.0};
+      if (p.size() == 2) {
+        normal = {p[1][1] - p[0][1], p[0][0] - p[1][0], 0.0};  // right-hand normal
+      } else {
+        // (b - a) x (c - a) for a triangle, the product of the diagonals for a quadrilateral.
+        const Point u = minus(p[p.size() == 3 ? 1 : 2], p[0]);
+        const Point w = minus(p[p.size() == 3 ? 2 : 3], p[p.size() == 3 ? 0 : 1]);
+        normal = {u[1] * w[2] - u[2] * w[1], u[2] * w[0] - u[0] * w[2], u[0] * w[1] - u[1] * w[0]};
+      }
+      EXPECT_GT(high ? normal[axis] : -normal[axis], 0.0) << "side " << side;
+    }
+  }
+}
+
+TEST(BoxMesh, FirstTaggedSidesFollowTheDocumentedOrder) {
+  // Vertices 0 1 2 / 3 4 5: x = 0, x = 2, then y = 0 and y = 1, each left to right; triangles
+  // and quadrilaterals have the same boundary edges.
+  const std::vector<std::int32_t> plane = {3, 0, 2, 5, 0, 1, 1, 2, 4, 3, 5, 4};
+  for (const CellType type : {CellType::triangle, CellType::quadrilateral}) {
+    const MeshData mesh = box_mesh(type, {2, 1, 0}, {0, 0, 0}, {2, 1, 0});
+    EXPECT_EQ(mesh.side_vertices, plane) << name(type);
+    EXPECT_EQ(mesh.side_tags, (std::vector<std::int32_t>{1, 2, 3, 3, 4, 4})) << name(type);
+  }
+  // One grid cube: the face x = 0 (vertices 0, 2, 4, 6) split along its diagonal 0-6.
+  const MeshData tet = box_mesh(CellType::tetrahedron, {1, 1, 1}, {0, 0, 0}, {1, 1, 1});
+  ASSERT_EQ(tet.side_total(), 12);
+  EXPECT_EQ(std::vector<std::int32_t>(tet.side_vertices.begin(), tet.side_vertices.begin() + 6),
+            (std::vector<std::int32_t>{0, 6, 2, 0, 4, 6}));
+  const MeshData hex = box_mesh(CellType::hexahedron, {1, 1, 1}, {0, 0, 0}, {1, 1, 1});
+  EXPECT_EQ(std::vector<std::int32_t>(hex.side_vertices.begin(), hex.side_vertices.begin() + 4),
+            (std::vector<std::int32_t>{0, 4, 6, 2}));
+  EXPECT_EQ(hex.side_tags, (std::vector<std::int32_t>{1, 2, 3, 4, 5, 6}));
 }
 
 std::string error_of(CellType type, std::array<std::int32_t, 3> resolution, Point lower,

@@ -282,6 +282,11 @@ TEST(ReadGmsh, ReadsARealisticFile) {
   const std::vector<std::pair<std::int32_t, std::string>> names = {{10, "left half"},
                                                                    {20, "right"}};
   EXPECT_EQ(mesh.tag_names, names);
+  // The lines of the physical curve 1, nodes (1, 7) and (7, 2); the point element is skipped.
+  EXPECT_EQ(mesh.side_vertices, (std::vector<std::int32_t>{0, 2, 2, 1}));
+  EXPECT_EQ(mesh.side_tags, (std::vector<std::int32_t>{1, 1}));
+  const std::vector<std::pair<std::int32_t, std::string>> side_names = {{1, "bottom"}};
+  EXPECT_EQ(mesh.side_tag_names, side_names);
 }
 
 TEST(ReadGmsh, RejectsAnElementBlockOnAnUnlistedEntity) {
@@ -300,6 +305,143 @@ TEST(ReadGmsh, NamesTheFileThatCannotBeOpened) {
   }
 }
 
+// Two quadrangles on [0, 2] x [0, 1] (physical surface 5 "plate") and line elements on three
+// curves: "left" (physical 1), "right" (physical 2) and an untagged one, whose second line uses a
+// node no cell uses. The lines come before the cells, as Gmsh writes them; sparse node tags.
+const std::string k_plate =
+    "$MeshFormat\n"                                      // 1
+    "4.1 0 8\n"                                          // 2
+    "$EndMeshFormat\n"                                   // 3
+    "$PhysicalNames\n"                                   // 4
+    "3\n"                                                // 5
+    "1 2 \"right\"\n"                                    // 6
+    "2 5 \"plate\"\n"                                    // 7
+    "1 1 \"left\"\n"                                     // 8
+    "$EndPhysicalNames\n"                                // 9
+    "$Entities\n"                                        // 10
+    "0 3 1 0\n"                                          // 11
+    "1 0 0 0 0 1 0 1 1 0\n"                              // 12: curve 1, "left"
+    "2 2 0 0 2 1 0 1 2 0\n"                              // 13: curve 2, "right"
+    "3 0 0 0 2 0 0 0 0\n"                                // 14: curve 3, no physical tag
+    "1 0 0 0 2 1 0 1 5 0\n"                              // 15: surface 1, "plate"
+    "$EndEntities\n"                                     // 16
+    "$Nodes\n"                                           // 17
+    "1 7 10 70\n"                                        // 18
+    "2 1 0 7\n"                                          // 19
+    "10\n20\n30\n40\n50\n60\n70\n"                       // 20-26
+    "0 0 0\n1 0 0\n2 0 0\n0 1 0\n1 1 0\n2 1 0\n5 5 0\n"  // 27-33
+    "$EndNodes\n"                                        // 34
+    "$Elements\n"                                        // 35
+    "4 6 1 6\n"                                          // 36
+    "1 1 1 1\n"                                          // 37: "left"
+    "1 40 10\n"                                          // 38
+    "1 3 1 2\n"                                          // 39: untagged
+    "2 10 20\n"                                          // 40
+    "3 20 70\n"                                          // 41
+    "1 2 1 1\n"                                          // 42: "right"
+    "4 30 60\n"                                          // 43
+    "2 1 3 2\n"                                          // 44: "plate"
+    "5 10 20 50 40\n"                                    // 45
+    "6 20 30 60 50\n"                                    // 46
+    "$EndElements\n";                                    // 47
+
+TEST(ReadGmsh, KeepsTaggedLinesOfA2dMeshAsSides) {
+  const MeshData mesh = read_text(k_plate);
+  EXPECT_EQ(mesh.cell_type, CellType::quadrilateral);
+  EXPECT_EQ(mesh.positions, (std::vector<double>{0, 0, 1, 0, 2, 0, 0, 1, 1, 1, 2, 1}));
+  EXPECT_EQ(mesh.cells, (std::vector<std::int32_t>{0, 1, 4, 3, 1, 2, 5, 4}));
+  EXPECT_EQ(mesh.cell_tags, (std::vector<std::int32_t>{5, 5}));
+  const std::vector<std::pair<std::int32_t, std::string>> names = {{5, "plate"}};
+  EXPECT_EQ(mesh.tag_names, names);
+  // Node tags 40, 10 then 30, 60, in the file's order within each side.
+  EXPECT_EQ(mesh.side_vertices, (std::vector<std::int32_t>{3, 0, 2, 5}));
+  EXPECT_EQ(mesh.side_tags, (std::vector<std::int32_t>{1, 2}));
+  EXPECT_EQ(mesh.side_total(), 2);
+  const std::vector<std::pair<std::int32_t, std::string>> side_names = {{2, "right"}, {1, "left"}};
+  EXPECT_EQ(mesh.side_tag_names, side_names);
+}
+
+TEST(ReadGmsh, SkipsUntaggedSidesOfAnyType) {
+  // The untagged curve's elements as 3-node lines instead: skipped as well.
+  std::string text = replace_line(k_plate, 39, "1 3 8 2\n");
+  text = replace_line(text, 40, "2 10 20 30\n");
+  text = replace_line(text, 41, "3 20 70 30\n");
+  MeshData mesh = read_text(text);
+  EXPECT_EQ(mesh.side_vertices, (std::vector<std::int32_t>{3, 0, 2, 5}));
+  EXPECT_EQ(mesh.side_tags, (std::vector<std::int32_t>{1, 2}));
+  // Without $Entities no element has a physical tag: no tagged sides, all cell tags 0.
+  text = k_plate;
+  for (int removed = 0; removed < 7; ++removed) {
+    text = replace_line(text, 10, "");  // lines 10-16
+  }
+  mesh = read_text(text);
+  EXPECT_EQ(mesh.cells, (std::vector<std::int32_t>{0, 1, 4, 3, 1, 2, 5, 4}));
+  EXPECT_EQ(mesh.cell_tags, (std::vector<std::int32_t>{0, 0}));
+  EXPECT_TRUE(mesh.side_vertices.empty());
+  EXPECT_TRUE(mesh.side_tags.empty());
+}
+
+TEST(ReadGmsh, RejectsTaggedSidesThatDoNotFitTheCells) {
+  expect_error(replace_line(k_plate, 43, "4 30 70\n"),
+               {"mesh.msh:43:", "side element 4 uses node tag 70, which no cell uses"});
+  std::string text = replace_line(k_plate, 42, "1 2 8 1\n");
+  text = replace_line(text, 43, "4 30 60 20\n");
+  expect_error(text,
+               {"mesh.msh:42:", "element type 8 (3-node line)", "physical group 2",
+                "quadrilateral cells", "expected type 1 (2-node line) elements as tagged sides"});
+  expect_error(replace_line(k_plate, 13, "2 2 0 0 2 1 0 1 -2 0\n"),
+               {"mesh.msh:42:", "physical group -2", "expected a positive physical tag"});
+  expect_error(replace_line(k_plate, 37, "2 1 1 1\n"),
+               {"mesh.msh:37:", "type 1 (2-node line) are 1-dimensional",
+                "the block's entity is 2-dimensional"});
+}
+
+// One tetrahedron (physical volume 3 "solid") with a triangle on physical surface 7 "bottom",
+// one on an untagged surface and a line on physical curve 9 "edge", below the sides' dimension.
+const std::string k_tagged_tetrahedron =
+    "$MeshFormat\n4.1 0 8\n$EndMeshFormat\n"   // 1-3
+    "$PhysicalNames\n3\n"                      // 4-5
+    "2 7 \"bottom\"\n"                         // 6
+    "3 3 \"solid\"\n"                          // 7
+    "1 9 \"edge\"\n"                           // 8
+    "$EndPhysicalNames\n"                      // 9
+    "$Entities\n0 1 2 1\n"                     // 10-11
+    "1 0 0 0 1 0 0 1 9 0\n"                    // 12: curve 1, "edge"
+    "1 0 0 0 1 1 0 1 7 0\n"                    // 13: surface 1, "bottom"
+    "2 0 0 0 1 0 1 0 0\n"                      // 14: surface 2, no physical tag
+    "1 0 0 0 1 1 1 1 3 0\n"                    // 15: volume 1, "solid"
+    "$EndEntities\n"                           // 16
+    "$Nodes\n1 4 1 4\n3 1 0 4\n1\n2\n3\n4\n"   // 17-23
+    "0 0 0\n1 0 0\n0 1 0\n0 0 1\n$EndNodes\n"  // 24-28
+    "$Elements\n4 4 1 4\n"                     // 29-30
+    "1 1 1 1\n1 1 2\n"                         // 31-32
+    "2 1 2 1\n2 1 3 2\n"                       // 33-34
+    "2 2 2 1\n3 1 2 4\n"                       // 35-36
+    "3 1 4 1\n4 1 2 3 4\n"                     // 37-38
+    "$EndElements\n";                          // 39
+
+TEST(ReadGmsh, KeepsTaggedTrianglesOfATetrahedronMeshAsSides) {
+  const MeshData mesh = read_text(k_tagged_tetrahedron);
+  EXPECT_EQ(mesh.cell_type, CellType::tetrahedron);
+  EXPECT_EQ(mesh.cells, (std::vector<std::int32_t>{0, 1, 2, 3}));
+  EXPECT_EQ(mesh.cell_tags, (std::vector<std::int32_t>{3}));
+  const std::vector<std::pair<std::int32_t, std::string>> names = {{3, "solid"}};
+  EXPECT_EQ(mesh.tag_names, names);
+  EXPECT_EQ(mesh.side_vertices, (std::vector<std::int32_t>{0, 2, 1}));
+  EXPECT_EQ(mesh.side_tags, (std::vector<std::int32_t>{7}));
+  const std::vector<std::pair<std::int32_t, std::string>> side_names = {{7, "bottom"}};
+  EXPECT_EQ(mesh.side_tag_names, side_names);
+  // A quadrangle on the untagged surface is skipped; on the tagged one it is an error.
+  std::string text = replace_line(k_tagged_tetrahedron, 35, "2 2 3 1\n");
+  text = replace_line(text, 36, "3 1 2 4 3\n");
+  EXPECT_EQ(read_text(text).side_vertices, (std::vector<std::int32_t>{0, 2, 1}));
+  text = replace_line(k_tagged_tetrahedron, 33, "2 1 3 1\n");
+  text = replace_line(text, 34, "2 1 2 4 3\n");
+  expect_error(
+      text, {"mesh.msh:33:", "element type 3 (4-node quadrangle)", "2-dimensional physical group 7",
+             "tetrahedron cells", "expected type 2 (3-node triangle) elements as tagged sides"});
+}
+
 MeshData tagged_box(CellType type) {
   MeshData mesh = box_mesh(type, {3, 2, 2}, {-1.0, 0.1, 0.3}, {2.0, 1.7, 1.0});
   const auto cells = static_cast<std::size_t>(mesh.cell_total());
@@ -309,7 +451,20 @@ MeshData tagged_box(CellType type) {
     mesh.cell_tags[c] = c < cells / 3 ? 7 : c < cells / 2 ? 0 : c % 3 == 0 ? 3 : 7;
   }
   mesh.tag_names = {{3, "inner"}, {7, "outer region"}};
+  // Side tags in runs of various lengths, out of ascending order, and a name for one more tag.
+  const auto sides = static_cast<std::size_t>(mesh.side_total());
+  for (std::size_t s = 0; s < sides; s += 3) {
+    mesh.side_tags[s] = 9;
+  }
+  mesh.side_tag_names.emplace_back(9, "every third side");
   return mesh;
+}
+
+/// Expects `back` to hold the tagged sides of `mesh`, in the same order.
+void expect_same_sides(const MeshData& back, const MeshData& mesh) {
+  EXPECT_EQ(back.side_vertices, mesh.side_vertices);
+  EXPECT_EQ(back.side_tags, mesh.side_tags);
+  EXPECT_EQ(back.side_tag_names, mesh.side_tag_names);
 }
 
 TEST(WriteGmsh, RoundTripsEveryCellTypeThroughAFile) {
@@ -328,7 +483,52 @@ TEST(WriteGmsh, RoundTripsEveryCellTypeThroughAFile) {
     EXPECT_EQ(back.cells, mesh.cells);
     EXPECT_EQ(back.cell_tags, mesh.cell_tags);
     EXPECT_EQ(back.tag_names, mesh.tag_names);
+    ASSERT_GT(mesh.side_total(), 0);
+    expect_same_sides(back, mesh);
   }
+}
+
+TEST(WriteGmsh, RoundTripsTheTaggedSidesOfBoxMeshes) {
+  for (const CellType type :
+       {CellType::triangle, CellType::quadrilateral, CellType::tetrahedron, CellType::hexahedron}) {
+    SCOPED_TRACE(std::string(name(type)));
+    const MeshData mesh = box_mesh(type, {3, 2, 2}, {0.0, 0.0, 0.0}, {1.0, 1.0, 1.0});
+    std::ostringstream out;
+    write_gmsh(mesh, out);
+    const MeshData back = read_text(out.str());
+    EXPECT_EQ(back.cells, mesh.cells);
+    ASSERT_EQ(mesh.side_tag_names, box_side_tag_names(dimension(type)));
+    expect_same_sides(back, mesh);
+    // Entity counts (points, curves, surfaces, volumes): one per side tag one dimension below
+    // the single cell entity.
+    const std::string text = out.str();
+    const std::size_t at = text.find("$Entities\n");
+    ASSERT_NE(at, std::string::npos);
+    const std::string counts = text.substr(at + 10, text.find('\n', at + 10) - at - 10);
+    EXPECT_EQ(counts, dimension(type) == 2 ? "0 4 1 0" : "0 0 6 1");
+  }
+}
+
+TEST(WriteGmsh, RejectsSideTagNamesThatMshCannotStore) {
+  MeshData mesh = box_mesh(CellType::quadrilateral, {1, 1, 0}, {0, 0, 0}, {1, 1, 0});
+  for (const char* bad : {"say \"hi\"", "two\nlines"}) {
+    mesh.side_tag_names = {{2, "fine"}, {3, bad}};
+    std::ostringstream out;
+    try {
+      write_gmsh(mesh, out);
+      ADD_FAILURE() << "no error";
+    } catch (const Error& error) {
+      EXPECT_NE(std::string(error.what()).find("the name of side tag 3 contains a double quote"),
+                std::string::npos)
+          << error.what();
+    }
+    EXPECT_TRUE(out.str().empty());
+  }
+  mesh.side_tag_names = {{2, "fine"}};
+  mesh.side_tags[0] = 0;
+  std::ostringstream out;
+  EXPECT_THROW(write_gmsh(mesh, out), Error);
+  EXPECT_TRUE(out.str().empty());
 }
 
 TEST(WriteGmsh, UntaggedMeshesReadBackWithZeroTags) {
