@@ -58,11 +58,13 @@ void check_boundary_tags(const G& geometry, const SideTagSet& tags, memory::Aren
   }
 }
 
+namespace {
+
+/// The boundary sides of `geometry` whose tag is in `tags`, in boundary-side order, in a buffer
+/// from `pool`. (A free function: CUDA's extended lambdas cannot live in a constructor.)
 template <class G>
-TaggedBoundary<G>::TaggedBoundary(const G& geometry, const SideTagSet& tags, memory::Pool& pool,
-                                  memory::Arena& scratch)
-    : geometry_(&geometry), tags_(tags) {
-  check_boundary_tags(geometry, tags, scratch, "TaggedBoundary");
+memory::Temporary<std::int32_t> select_tagged_sides(const G& geometry, const SideTagSet& tags,
+                                                    memory::Pool& pool, memory::Arena& scratch) {
   const auto view = geometry.view();
   const std::int32_t boundary = geometry.boundary_side_count();
   auto policy = memory::arena_policy(scratch, "TaggedBoundary.thrust");
@@ -78,7 +80,17 @@ TaggedBoundary<G>::TaggedBoundary(const G& geometry, const SideTagSet& tags, mem
                   thrust::counting_iterator<std::int32_t>(boundary), out.begin(), selected);
   thrust::for_each(policy, out.begin(), out.end(),
                    [=] AFEM_HOST_DEVICE(std::int32_t & b) { b = view.boundary_side(b); });
-  memory::replace_owned(sides_, std::move(sides));
+  return sides;
+}
+
+}  // namespace
+
+template <class G>
+TaggedBoundary<G>::TaggedBoundary(const G& geometry, const SideTagSet& tags, memory::Pool& pool,
+                                  memory::Arena& scratch)
+    : geometry_(&geometry), tags_(tags) {
+  check_boundary_tags(geometry, tags, scratch, "TaggedBoundary");
+  memory::replace_owned(sides_, select_tagged_sides(geometry, tags, pool, scratch));
 }
 
 #define AFEM_TAGGED_BOUNDARY(G)                                                     \
