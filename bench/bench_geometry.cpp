@@ -148,7 +148,7 @@ struct LookupSetup : MeshSetup<Type> {
     this->mesh.lookup(points.view(), result(), this->arena);
     this->arena.reset();
   }
-  [[nodiscard]] geo::LookupResult result() const { return {cells.view(), coords.view()}; }
+  [[nodiscard]] geo::LookupResult result() { return {cells.view(), coords.view()}; }
 };
 
 /// The setup of one benchmark, built on its first run and kept (for MinTime's runs and for

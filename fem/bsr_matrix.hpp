@@ -38,8 +38,9 @@
 namespace afem::fem {
 
 /// What kernels see of a BsrMatrix: row offsets (block_rows + 1), block columns (increasing in
-/// each row) and values (R * C per block, row-major in the block).
-template <int R, int C = R>
+/// each row) and values (R * C per block, row-major in the block), writable (Value = double, from
+/// a non-const matrix) or read-only (Value = const double, from a const one).
+template <int R, int C = R, class Value = double>
 struct BsrView {
   static constexpr int block_row_size = R;
   static constexpr int block_column_size = C;
@@ -47,8 +48,12 @@ struct BsrView {
   std::int32_t block_columns = 0;
   memory::ArrayView<const std::int32_t> offsets;
   memory::ArrayView<const std::int32_t> columns;
-  memory::ArrayView<double> values;
+  memory::ArrayView<Value> values;
 };
+
+/// The read-only view of an R x C block matrix, which the products take.
+template <int R, int C = R>
+using ConstBsrView = BsrView<R, C, const double>;
 
 namespace detail {
 
@@ -171,7 +176,11 @@ public:
     return static_cast<std::int64_t>(block_columns_) * C;
   }
   [[nodiscard]] memory::Pool& pool() const { return *pool_; }
-  [[nodiscard]] BsrView<R, C> view() const {
+  /// The view kernels take: writable values from a non-const matrix, read-only from a const one.
+  [[nodiscard]] BsrView<R, C> view() {
+    return {block_rows_, block_columns_, offsets_.view(), columns_.view(), values_.view()};
+  }
+  [[nodiscard]] ConstBsrView<R, C> view() const {
     return {block_rows_, block_columns_, offsets_.view(), columns_.view(), values_.view()};
   }
 
@@ -247,7 +256,8 @@ namespace detail {
 /// hardware prefetcher alone leaves a core short of memory bandwidth on (measured on the CPU
 /// backend). Nothing on the GPU.
 template <int R, int C>
-AFEM_HOST_DEVICE void prefetch_ahead(const BsrView<R, C>& m, std::int32_t begin, std::int32_t end) {
+AFEM_HOST_DEVICE void prefetch_ahead(const ConstBsrView<R, C>& m, std::int32_t begin,
+                                     std::int32_t end) {
 #if !defined(__CUDA_ARCH__)
   constexpr std::size_t lookahead = 512;
   constexpr std::size_t line = 64;
@@ -277,7 +287,7 @@ AFEM_HOST_DEVICE void prefetch_ahead(const BsrView<R, C>& m, std::int32_t begin,
 
 /// Adds block k's product with x to the B sums of `lane`.
 template <int B>
-AFEM_HOST_DEVICE void add_block_product(const BsrView<B>& m, memory::ArrayView<const double> x,
+AFEM_HOST_DEVICE void add_block_product(const ConstBsrView<B>& m, memory::ArrayView<const double> x,
                                         std::size_t k, double* lane) {
   const auto col = static_cast<std::size_t>(m.columns[k]);
   const double* block = &m.values[k * B * B];
@@ -296,7 +306,7 @@ AFEM_HOST_DEVICE void add_block_product(const BsrView<B>& m, memory::ArrayView<c
 /// that a product by the divergence of a vector field sums as one per component would). The
 /// order is fixed, so the result does not depend on the thread count.
 template <int R, int C>
-AFEM_HOST_DEVICE void row_product(const BsrView<R, C>& m, memory::ArrayView<const double> x,
+AFEM_HOST_DEVICE void row_product(const ConstBsrView<R, C>& m, memory::ArrayView<const double> x,
                                   std::size_t begin, std::size_t end, double* sum) {
   if constexpr (R != C) {
     for (int i = 0; i < R; ++i) {
@@ -336,7 +346,7 @@ AFEM_HOST_DEVICE void row_product(const BsrView<R, C>& m, memory::ArrayView<cons
 /// ("BsrMatrix.column_offsets", "BsrMatrix.column_entries", "BsrMatrix.column_rows"): a radix
 /// sort of the blocks by (column, row) in `scratch`, then a binary search per column.
 template <int R, int C, class Source>
-std::array<memory::Temporary<std::int32_t>, 3> build_column_index(const BsrView<R, C>& m,
+std::array<memory::Temporary<std::int32_t>, 3> build_column_index(const ConstBsrView<R, C>& m,
                                                                   Source& source,
                                                                   memory::Arena& scratch) {
   auto policy = memory::arena_policy(scratch, "BsrMatrix.thrust");
@@ -414,7 +424,7 @@ void spmv_where(const BsrMatrix<R, C>& a, Keep keep, memory::ArrayView<const dou
   detail::check_size(x.size(), a.columns(), "spmv (x)");
   detail::check_size(y.size(), a.rows(), "spmv (y)");
   auto policy = memory::arena_policy(scratch, "BsrMatrix.thrust");
-  const BsrView<R, C> m = a.view();
+  const ConstBsrView<R, C> m = a.view();
   thrust::for_each_n(policy, thrust::counting_iterator<std::int32_t>(0), m.block_rows,
                      [=] AFEM_HOST_DEVICE(std::int32_t r) {
                        const auto row = static_cast<std::size_t>(r);
@@ -464,7 +474,7 @@ void spmv_transposed_where(const BsrMatrix<R, C>& a, Keep keep, memory::ArrayVie
   detail::check_size(y.size(), a.columns(), "spmv_transposed (y)");
   const ColumnIndexView index = a.column_index(scratch);
   auto policy = memory::arena_policy(scratch, "BsrMatrix.thrust");
-  const BsrView<R, C> m = a.view();
+  const ConstBsrView<R, C> m = a.view();
   thrust::for_each_n(
       policy, thrust::counting_iterator<std::int32_t>(0), m.block_columns,
       [=] AFEM_HOST_DEVICE(std::int32_t c) {
@@ -517,7 +527,7 @@ void weighted_gram_diagonal(const BsrMatrix<R, C>& a, memory::ArrayView<const do
   detail::check_size(w.size(), a.columns(), "weighted_gram_diagonal (w)");
   detail::check_size(d.size(), a.rows(), "weighted_gram_diagonal (d)");
   auto policy = memory::arena_policy(scratch, "BsrMatrix.thrust");
-  const BsrView<R, C> m = a.view();
+  const ConstBsrView<R, C> m = a.view();
   thrust::for_each_n(policy, thrust::counting_iterator<std::int32_t>(0), m.block_rows,
                      [=] AFEM_HOST_DEVICE(std::int32_t r) {
                        const auto row = static_cast<std::size_t>(r);
@@ -544,7 +554,7 @@ void block_diagonal(const BsrMatrix<B>& a, memory::ArrayView<double> diagonal,
   AFEM_EXPECTS(a.block_rows() == a.block_columns(), "block_diagonal: the matrix is not square");
   detail::check_size(diagonal.size(), a.rows() * B, "block_diagonal");
   auto policy = memory::arena_policy(scratch, "BsrMatrix.thrust");
-  const BsrView<B> m = a.view();
+  const ConstBsrView<B> m = a.view();
   thrust::for_each_n(
       policy, thrust::counting_iterator<std::int32_t>(0), m.block_rows,
       [=] AFEM_HOST_DEVICE(std::int32_t r) {
@@ -567,7 +577,7 @@ namespace detail {
 
 /// out = a's values transposed block by block into the order of a's column index.
 template <int R, int C>
-void transposed_values(const BsrView<R, C>& m, memory::ArrayView<const std::int32_t> entry,
+void transposed_values(const ConstBsrView<R, C>& m, memory::ArrayView<const std::int32_t> entry,
                        memory::ArrayView<double> out, memory::Arena& scratch) {
   auto policy = memory::arena_policy(scratch, "BsrMatrix.thrust");
   thrust::for_each_n(policy, thrust::counting_iterator<std::size_t>(0), entry.size(),
@@ -596,7 +606,7 @@ void transpose(const BsrMatrix<R, C>& a, BsrMatrix<C, R>& at, memory::Arena& scr
   if constexpr (R == C) {
     AFEM_EXPECTS(&a != &at, "transpose: the matrix and its transpose are the same object");
   }
-  const BsrView<R, C> m = a.view();
+  const ConstBsrView<R, C> m = a.view();
   const ColumnIndexView index = a.column_index(scratch);
   const std::uint64_t source = a.pattern_id();
   const bool same_pattern = source != 0 && at.transposed_from() == source &&

@@ -296,7 +296,7 @@ AFEM_HOST_DEVICE inline void side_key(const std::int32_t* vertices, int count,
 template <CellType Type>
 void match_tagged_sides(ArrayView<const std::int32_t> cells,
                         ArrayView<const std::int32_t> tagged_vertices,
-                        ArrayView<const std::int32_t> tagged_tags, const Topology& topology,
+                        ArrayView<const std::int32_t> tagged_tags, Topology& topology,
                         memory::Arena& arena) {
   using Cell = ReferenceCell<Type>;
   constexpr int vertices_per_cell = Cell::vertex_count;

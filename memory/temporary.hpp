@@ -69,15 +69,22 @@ public:
   }
 
   /// The elements; throws afem::StaleHandle naming the label when the Arena the handle came from
-  /// was reset after it was borrowed.
-  [[nodiscard]] T* data() const {
+  /// was reset after it was borrowed. A const handle gives read-only elements.
+  [[nodiscard]] T* data() {
     check_current();
     return reinterpret_cast<T*>(
         block_.pointer);  // NOLINT(cppcoreguidelines-pro-type-reinterpret-cast)
   }
+  [[nodiscard]] const T* data() const {
+    check_current();
+    return reinterpret_cast<const T*>(
+        block_.pointer);  // NOLINT(cppcoreguidelines-pro-type-reinterpret-cast)
+  }
 
-  /// A non-owning view for kernels; throws afem::StaleHandle like data().
-  [[nodiscard]] ArrayView<T> view() const { return ArrayView<T>(data(), count_); }
+  /// A non-owning view for kernels; throws afem::StaleHandle like data(). A const handle gives a
+  /// read-only view.
+  [[nodiscard]] ArrayView<T> view() { return ArrayView<T>(data(), count_); }
+  [[nodiscard]] ArrayView<const T> view() const { return ArrayView<const T>(data(), count_); }
 
   [[nodiscard]] std::size_t size() const noexcept { return count_; }
   [[nodiscard]] std::size_t bytes() const noexcept { return count_ * sizeof(T); }

@@ -453,7 +453,7 @@ public:
   /// The incompressible fluid's pressure (empty for other materials).
   [[nodiscard]] virtual memory::ArrayView<double> pressure() = 0;
   [[nodiscard]] ParticleState particles() const;
-  [[nodiscard]] ParticleViews views() const;
+  [[nodiscard]] ParticleViews views();
   [[nodiscard]] MaterialLookup materials() const {
     return {material_table_.view(), materials_.view().subview(0, count())};
   }
@@ -614,7 +614,7 @@ detail::SimulationState<D>::SimulationState(const Setup& setup, memory::Pool& po
 }
 
 template <int D>
-ParticleViews detail::SimulationState<D>::views() const {
+ParticleViews detail::SimulationState<D>::views() {
   const std::size_t n = count();
   return {positions_.view().subview(0, n * D),
           velocities_.view().subview(0, n * D),
@@ -955,14 +955,14 @@ void detail::SimulationState<D>::captured_step() {
 template <int D>
 ParticleState detail::SimulationState<D>::particles() const {
   memory::Pool& pool = *this->pool_;
-  const ParticleViews views = this->views();
+  const std::size_t n = count();
   ParticleState state;
-  state.positions = detail::download<double>(pool, views.positions);
-  state.velocities = detail::download<double>(pool, views.velocities);
-  state.affine = detail::download<double>(pool, views.affine);
-  state.deformation = detail::download<double>(pool, views.deformation);
-  state.masses = detail::download<double>(pool, views.volumes);
-  state.materials = detail::download<std::int32_t>(pool, views.materials);
+  state.positions = detail::download<double>(pool, positions_.view().subview(0, n * D));
+  state.velocities = detail::download<double>(pool, velocities_.view().subview(0, n * D));
+  state.affine = detail::download<double>(pool, affine_.view().subview(0, n * D * D));
+  state.deformation = detail::download<double>(pool, deformation_.view().subview(0, n * D * D));
+  state.masses = detail::download<double>(pool, volumes_.view().subview(0, n));
+  state.materials = detail::download<std::int32_t>(pool, materials_.view().subview(0, n));
   pool.stream().synchronize();
   for (std::size_t p = 0; p < state.masses.size(); ++p) {
     state.masses[p] *= setup_.materials[static_cast<std::size_t>(state.materials[p])].density;

@@ -134,7 +134,7 @@ TYPED_TEST(RectangularBsrTest, SelectedRowsAndATransposeThatKeepsItsPattern) {
   memory::Pool& pool = *this->pool_;
   memory::Arena& arena = *this->arena_;
   const test::HostBsr host = test::random_rectangular_bsr<r, c>(31, 17, 6);
-  const BsrMatrix<r, c> a = host.upload<r, c>(pool);
+  BsrMatrix<r, c> a = host.upload<r, c>(pool);
   const Eigen::MatrixXd reference(test::to_eigen(a));
   const Eigen::VectorXd x = ramp(a.columns(), 0.3, 4.0);
   const Eigen::VectorXd xt = ramp(a.rows(), -2.0, 1.0);

@@ -274,7 +274,7 @@ TEST_F(ArenaTest, RandomStepsNeverOverlapAndAccountExactly) {
         live.clear();
         arena.reset();
       }
-      std::vector<std::pair<std::byte*, std::byte*>> spans;
+      std::vector<std::pair<const std::byte*, const std::byte*>> spans;
       std::size_t reserved = 0;
       for (const auto& handle : live) {
         spans.emplace_back(handle.data(), handle.data() + Arena::block_size(handle.size()));
