@@ -30,14 +30,14 @@
 #include <memory>
 #include <vector>
 
-#include "memory/capture_cache.hpp"
-#include "memory/captured_for_each.hpp"
-#include "memory/config.hpp"
-#include "memory/copy.hpp"
-#include "memory/device_resource.hpp"
-#include "memory/pool.hpp"
-#include "memory/replace_owned.hpp"
-#include "memory/temporary.hpp"
+#include "arenafem/memory/capture_cache.hpp"
+#include "arenafem/memory/captured_for_each.hpp"
+#include "arenafem/memory/config.hpp"
+#include "arenafem/memory/copy.hpp"
+#include "arenafem/memory/device_resource.hpp"
+#include "arenafem/memory/pool.hpp"
+#include "arenafem/memory/replace_owned.hpp"
+#include "arenafem/memory/temporary.hpp"
 
 #if AFEM_HAS_CUDA
 #include <cuda_runtime_api.h>

@@ -10,17 +10,17 @@
 #include <memory>
 #include <vector>
 
-#include "fem/boundary.hpp"
-#include "fem/integrate.hpp"
-#include "fem/solvers.hpp"
-#include "fem/space.hpp"
-#include "fem/space_restriction.hpp"
-#include "geometry/box_mesh.hpp"
-#include "geometry/grid.hpp"
-#include "geometry/mesh.hpp"
-#include "memory/device_resource.hpp"
-#include "quadrature/domain.hpp"
-#include "quadrature/quadrature.hpp"
+#include "arenafem/fem/boundary.hpp"
+#include "arenafem/fem/integrate.hpp"
+#include "arenafem/fem/solvers.hpp"
+#include "arenafem/fem/space.hpp"
+#include "arenafem/fem/space_restriction.hpp"
+#include "arenafem/geometry/box_mesh.hpp"
+#include "arenafem/geometry/grid.hpp"
+#include "arenafem/geometry/mesh.hpp"
+#include "arenafem/memory/device_resource.hpp"
+#include "arenafem/quadrature/domain.hpp"
+#include "arenafem/quadrature/quadrature.hpp"
 
 #if !AFEM_HAS_CUDA && defined(_OPENMP)
 #include <omp.h>

@@ -43,13 +43,13 @@
 #include <span>
 #include <vector>
 
-#include "geometry/box_mesh.hpp"
-#include "geometry/mesh.hpp"
-#include "memory/arena.hpp"
-#include "memory/copy.hpp"
-#include "memory/device_resource.hpp"
-#include "memory/pool.hpp"
-#include "memory/temporary.hpp"
+#include "arenafem/geometry/box_mesh.hpp"
+#include "arenafem/geometry/mesh.hpp"
+#include "arenafem/memory/arena.hpp"
+#include "arenafem/memory/copy.hpp"
+#include "arenafem/memory/device_resource.hpp"
+#include "arenafem/memory/pool.hpp"
+#include "arenafem/memory/temporary.hpp"
 
 namespace {
 

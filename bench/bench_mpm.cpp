@@ -10,10 +10,10 @@
 #include <cstdint>
 #include <memory>
 
-#include "apps/mpm/scene.hpp"
-#include "apps/mpm/simulation.hpp"
-#include "memory/device_resource.hpp"
-#include "memory/owned_stream.hpp"
+#include "arenafem/apps/mpm/scene.hpp"
+#include "arenafem/apps/mpm/simulation.hpp"
+#include "arenafem/memory/device_resource.hpp"
+#include "arenafem/memory/owned_stream.hpp"
 
 #if defined(_OPENMP)
 #include <omp.h>

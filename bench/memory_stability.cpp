@@ -22,16 +22,16 @@
 #include <string_view>
 #include <vector>
 
-#include "apps/mpm/options.hpp"
-#include "apps/mpm/scene.hpp"
-#include "apps/mpm/simulation.hpp"
-#include "memory/copy.hpp"
-#include "memory/device_resource.hpp"
-#include "memory/error.hpp"
-#include "memory/ledger.hpp"
-#include "memory/owned_stream.hpp"
-#include "memory/replace_owned.hpp"
-#include "memory/temporary.hpp"
+#include "arenafem/apps/mpm/options.hpp"
+#include "arenafem/apps/mpm/scene.hpp"
+#include "arenafem/apps/mpm/simulation.hpp"
+#include "arenafem/memory/copy.hpp"
+#include "arenafem/memory/device_resource.hpp"
+#include "arenafem/memory/error.hpp"
+#include "arenafem/memory/ledger.hpp"
+#include "arenafem/memory/owned_stream.hpp"
+#include "arenafem/memory/replace_owned.hpp"
+#include "arenafem/memory/temporary.hpp"
 
 // Calls to the host allocator, counted by interposing malloc, calloc and realloc (glibc's own
 // entry points do the work). operator new goes through malloc, so it is counted too.

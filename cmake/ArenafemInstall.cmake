@@ -5,7 +5,8 @@ include(CMakePackageConfigHelpers)
 
 set(ARENAFEM_INSTALL_CMAKEDIR ${CMAKE_INSTALL_LIBDIR}/cmake/arenafem)
 
-install(TARGETS arenafem EXPORT arenafemTargets
+install(TARGETS arenafem_memory arenafem_geometry arenafem_quadrature arenafem_fem arenafem
+  EXPORT arenafemTargets
   ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
   LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
 install(EXPORT arenafemTargets NAMESPACE arenafem:: DESTINATION ${ARENAFEM_INSTALL_CMAKEDIR})

@@ -10,12 +10,12 @@
 
 #include <cstdint>
 
-#include "fem/detail/check_size.hpp"
-#include "geometry/side_tag_set.hpp"
-#include "geometry/tagged_boundary.hpp"
-#include "memory/arena.hpp"
-#include "memory/array_view.hpp"
-#include "memory/thrust_allocator.hpp"
+#include "arenafem/fem/detail/check_size.hpp"
+#include "arenafem/geometry/side_tag_set.hpp"
+#include "arenafem/geometry/tagged_boundary.hpp"
+#include "arenafem/memory/arena.hpp"
+#include "arenafem/memory/array_view.hpp"
+#include "arenafem/memory/thrust_allocator.hpp"
 
 namespace afem::fem {
 

@@ -16,17 +16,17 @@
 #include <string>
 #include <type_traits>
 
-#include "fem/bspline_element.hpp"
-#include "fem/space.hpp"
-#include "geometry/grid.hpp"
-#include "memory/arena.hpp"
-#include "memory/array_view.hpp"
-#include "memory/config.hpp"
-#include "memory/error.hpp"
-#include "memory/pool.hpp"
-#include "memory/replace_owned.hpp"
-#include "memory/temporary.hpp"
-#include "memory/thrust_allocator.hpp"
+#include "arenafem/fem/bspline_element.hpp"
+#include "arenafem/fem/space.hpp"
+#include "arenafem/geometry/grid.hpp"
+#include "arenafem/memory/arena.hpp"
+#include "arenafem/memory/array_view.hpp"
+#include "arenafem/memory/config.hpp"
+#include "arenafem/memory/error.hpp"
+#include "arenafem/memory/pool.hpp"
+#include "arenafem/memory/replace_owned.hpp"
+#include "arenafem/memory/temporary.hpp"
+#include "arenafem/memory/thrust_allocator.hpp"
 
 namespace afem::fem {
 

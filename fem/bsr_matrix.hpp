@@ -23,17 +23,17 @@
 #include <string>
 #include <utility>
 
-#include "fem/detail/check_size.hpp"
-#include "memory/arena.hpp"
-#include "memory/array_view.hpp"
-#include "memory/config.hpp"
-#include "memory/copy.hpp"
-#include "memory/error.hpp"
-#include "memory/pool.hpp"
-#include "memory/radix_sort.hpp"
-#include "memory/replace_owned.hpp"
-#include "memory/temporary.hpp"
-#include "memory/thrust_allocator.hpp"
+#include "arenafem/fem/detail/check_size.hpp"
+#include "arenafem/memory/arena.hpp"
+#include "arenafem/memory/array_view.hpp"
+#include "arenafem/memory/config.hpp"
+#include "arenafem/memory/copy.hpp"
+#include "arenafem/memory/error.hpp"
+#include "arenafem/memory/pool.hpp"
+#include "arenafem/memory/radix_sort.hpp"
+#include "arenafem/memory/replace_owned.hpp"
+#include "arenafem/memory/temporary.hpp"
+#include "arenafem/memory/thrust_allocator.hpp"
 
 namespace afem::fem {
 

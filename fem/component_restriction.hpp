@@ -6,7 +6,7 @@
 
 #include <cstdint>
 
-#include "fem/space_restriction.hpp"
+#include "arenafem/fem/space_restriction.hpp"
 
 namespace afem::fem {
 

@@ -8,14 +8,14 @@
 #include <span>
 #include <string>
 
-#include "fem/detail/evaluate.hpp"
-#include "fem/sample.hpp"
-#include "fem/space.hpp"
-#include "memory/array_view.hpp"
-#include "memory/config.hpp"
-#include "memory/copy.hpp"
-#include "memory/error.hpp"
-#include "memory/temporary.hpp"
+#include "arenafem/fem/detail/evaluate.hpp"
+#include "arenafem/fem/sample.hpp"
+#include "arenafem/fem/space.hpp"
+#include "arenafem/memory/array_view.hpp"
+#include "arenafem/memory/config.hpp"
+#include "arenafem/memory/copy.hpp"
+#include "arenafem/memory/error.hpp"
+#include "arenafem/memory/temporary.hpp"
 
 namespace afem::fem {
 

@@ -34,19 +34,19 @@
 #include <string>
 #include <type_traits>
 
-#include "fem/bsr_matrix.hpp"
-#include "fem/detail/assembly_plan.hpp"
-#include "fem/detail/evaluate.hpp"
-#include "fem/detail/field_pack.hpp"
-#include "fem/detail/integrand_needs.hpp"
-#include "fem/detail/value_traits.hpp"
-#include "fem/field.hpp"
-#include "fem/sample.hpp"
-#include "fem/space_restriction.hpp"
-#include "memory/arena.hpp"
-#include "memory/error.hpp"
-#include "memory/thrust_allocator.hpp"
-#include "quadrature/quadrature.hpp"
+#include "arenafem/fem/bsr_matrix.hpp"
+#include "arenafem/fem/detail/assembly_plan.hpp"
+#include "arenafem/fem/detail/evaluate.hpp"
+#include "arenafem/fem/detail/field_pack.hpp"
+#include "arenafem/fem/detail/integrand_needs.hpp"
+#include "arenafem/fem/detail/value_traits.hpp"
+#include "arenafem/fem/field.hpp"
+#include "arenafem/fem/sample.hpp"
+#include "arenafem/fem/space_restriction.hpp"
+#include "arenafem/memory/arena.hpp"
+#include "arenafem/memory/error.hpp"
+#include "arenafem/memory/thrust_allocator.hpp"
+#include "arenafem/quadrature/quadrature.hpp"
 
 namespace afem::fem {
 

@@ -11,15 +11,15 @@
 #include <cstdint>
 #include <type_traits>
 
-#include "fem/detail/check_size.hpp"
-#include "fem/detail/evaluate.hpp"
-#include "fem/detail/field_pack.hpp"
-#include "fem/detail/value_traits.hpp"
-#include "fem/field.hpp"
-#include "memory/arena.hpp"
-#include "memory/error.hpp"
-#include "memory/thrust_allocator.hpp"
-#include "quadrature/quadrature.hpp"
+#include "arenafem/fem/detail/check_size.hpp"
+#include "arenafem/fem/detail/evaluate.hpp"
+#include "arenafem/fem/detail/field_pack.hpp"
+#include "arenafem/fem/detail/value_traits.hpp"
+#include "arenafem/fem/field.hpp"
+#include "arenafem/memory/arena.hpp"
+#include "arenafem/memory/error.hpp"
+#include "arenafem/memory/thrust_allocator.hpp"
+#include "arenafem/quadrature/quadrature.hpp"
 
 namespace afem::fem {
 

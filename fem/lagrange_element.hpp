@@ -10,8 +10,8 @@
 
 #include <utility>
 
-#include "geometry/reference_cell.hpp"
-#include "memory/config.hpp"
+#include "arenafem/geometry/reference_cell.hpp"
+#include "arenafem/memory/config.hpp"
 
 namespace afem::fem {
 

@@ -15,14 +15,14 @@
 #include <cstdint>
 #include <string>
 
-#include "fem/bsr_matrix.hpp"
-#include "fem/detail/check_size.hpp"
-#include "fem/vector_ops.hpp"
-#include "memory/arena.hpp"
-#include "memory/array_view.hpp"
-#include "memory/error.hpp"
-#include "memory/temporary.hpp"
-#include "memory/thrust_allocator.hpp"
+#include "arenafem/fem/bsr_matrix.hpp"
+#include "arenafem/fem/detail/check_size.hpp"
+#include "arenafem/fem/vector_ops.hpp"
+#include "arenafem/memory/arena.hpp"
+#include "arenafem/memory/array_view.hpp"
+#include "arenafem/memory/error.hpp"
+#include "arenafem/memory/temporary.hpp"
+#include "arenafem/memory/thrust_allocator.hpp"
 
 namespace afem::fem {
 

@@ -6,9 +6,9 @@
 
 #include <vector>
 
-#include "fem/lagrange_element.hpp"
-#include "quadrature/quadrature.hpp"
-#include "quadrature/reference_rule.hpp"
+#include "arenafem/fem/lagrange_element.hpp"
+#include "arenafem/quadrature/quadrature.hpp"
+#include "arenafem/quadrature/reference_rule.hpp"
 
 namespace afem::fem {
 

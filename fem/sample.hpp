@@ -11,7 +11,7 @@
 #include <cstdint>
 #include <type_traits>
 
-#include "memory/config.hpp"
+#include "arenafem/memory/config.hpp"
 
 namespace afem::fem {
 

@@ -20,13 +20,13 @@
 #include <utility>
 #include <vector>
 
-#include "fem/bsr_matrix.hpp"
-#include "fem/linear_operator.hpp"
-#include "fem/vector_ops.hpp"
-#include "memory/arena.hpp"
-#include "memory/error.hpp"
-#include "memory/replace_owned.hpp"
-#include "memory/thrust_allocator.hpp"
+#include "arenafem/fem/bsr_matrix.hpp"
+#include "arenafem/fem/linear_operator.hpp"
+#include "arenafem/fem/vector_ops.hpp"
+#include "arenafem/memory/arena.hpp"
+#include "arenafem/memory/error.hpp"
+#include "arenafem/memory/replace_owned.hpp"
+#include "arenafem/memory/thrust_allocator.hpp"
 
 namespace afem::fem {
 

@@ -1,5 +1,5 @@
 // Space topology: node numbering on the backend. Compiled by nvcc in the CUDA build.
-#include "fem/space.hpp"
+#include "arenafem/fem/space.hpp"
 
 #include <thrust/count.h>
 #include <thrust/for_each.h>
@@ -9,13 +9,13 @@
 #include <limits>
 #include <string>
 
-#include "fem/detail/cell_vertices.hpp"
-#include "geometry/grid.hpp"
-#include "geometry/mesh.hpp"
-#include "memory/counting_sort.hpp"
-#include "memory/error.hpp"
-#include "memory/sort_rows.hpp"
-#include "memory/thrust_allocator.hpp"
+#include "arenafem/fem/detail/cell_vertices.hpp"
+#include "arenafem/geometry/grid.hpp"
+#include "arenafem/geometry/mesh.hpp"
+#include "arenafem/memory/counting_sort.hpp"
+#include "arenafem/memory/error.hpp"
+#include "arenafem/memory/sort_rows.hpp"
+#include "arenafem/memory/thrust_allocator.hpp"
 
 namespace afem::fem::detail {
 

@@ -9,14 +9,14 @@
 
 #include <cstdint>
 
-#include "fem/lagrange_element.hpp"
-#include "geometry/geometry.hpp"
-#include "memory/arena.hpp"
-#include "memory/array_view.hpp"
-#include "memory/config.hpp"
-#include "memory/pool.hpp"
-#include "memory/replace_owned.hpp"
-#include "memory/temporary.hpp"
+#include "arenafem/fem/lagrange_element.hpp"
+#include "arenafem/geometry/geometry.hpp"
+#include "arenafem/memory/arena.hpp"
+#include "arenafem/memory/array_view.hpp"
+#include "arenafem/memory/config.hpp"
+#include "arenafem/memory/pool.hpp"
+#include "arenafem/memory/replace_owned.hpp"
+#include "arenafem/memory/temporary.hpp"
 
 namespace afem::fem {
 

@@ -12,11 +12,11 @@
 
 #include <cstdint>
 
-#include "geometry/partition.hpp"
-#include "memory/arena.hpp"
-#include "memory/replace_owned.hpp"
-#include "memory/temporary.hpp"
-#include "memory/thrust_allocator.hpp"
+#include "arenafem/geometry/partition.hpp"
+#include "arenafem/memory/arena.hpp"
+#include "arenafem/memory/replace_owned.hpp"
+#include "arenafem/memory/temporary.hpp"
+#include "arenafem/memory/thrust_allocator.hpp"
 
 namespace afem::fem {
 

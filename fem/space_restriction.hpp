@@ -13,14 +13,14 @@
 #include <cstdint>
 #include <string>
 
-#include "fem/space_partition.hpp"
-#include "memory/arena.hpp"
-#include "memory/counting_sort.hpp"
-#include "memory/error.hpp"
-#include "memory/replace_owned.hpp"
-#include "memory/temporary.hpp"
-#include "memory/thrust_allocator.hpp"
-#include "quadrature/domain.hpp"
+#include "arenafem/fem/space_partition.hpp"
+#include "arenafem/memory/arena.hpp"
+#include "arenafem/memory/counting_sort.hpp"
+#include "arenafem/memory/error.hpp"
+#include "arenafem/memory/replace_owned.hpp"
+#include "arenafem/memory/temporary.hpp"
+#include "arenafem/memory/thrust_allocator.hpp"
+#include "arenafem/quadrature/domain.hpp"
 
 namespace afem::fem {
 

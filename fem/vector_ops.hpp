@@ -16,11 +16,11 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "fem/detail/check_size.hpp"
-#include "memory/arena.hpp"
-#include "memory/array_view.hpp"
-#include "memory/config.hpp"
-#include "memory/thrust_allocator.hpp"
+#include "arenafem/fem/detail/check_size.hpp"
+#include "arenafem/memory/arena.hpp"
+#include "arenafem/memory/array_view.hpp"
+#include "arenafem/memory/config.hpp"
+#include "arenafem/memory/thrust_allocator.hpp"
 
 namespace afem::fem {
 

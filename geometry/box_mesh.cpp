@@ -1,4 +1,4 @@
-#include "geometry/box_mesh.hpp"
+#include "arenafem/geometry/box_mesh.hpp"
 
 #include <algorithm>
 #include <charconv>
@@ -9,8 +9,8 @@
 #include <string>
 #include <vector>
 
-#include "geometry/reference_cell.hpp"
-#include "memory/error.hpp"
+#include "arenafem/geometry/reference_cell.hpp"
+#include "arenafem/memory/error.hpp"
 
 namespace afem::geometry {
 namespace {

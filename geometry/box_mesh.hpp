@@ -9,7 +9,7 @@
 #include <utility>
 #include <vector>
 
-#include "geometry/mesh_data.hpp"
+#include "arenafem/geometry/mesh_data.hpp"
 
 namespace afem::geometry {
 

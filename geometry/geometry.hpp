@@ -8,9 +8,9 @@
 #include <cstdint>
 #include <type_traits>
 
-#include "geometry/mesh_data.hpp"
-#include "memory/arena.hpp"
-#include "memory/array_view.hpp"
+#include "arenafem/geometry/mesh_data.hpp"
+#include "arenafem/memory/arena.hpp"
+#include "arenafem/memory/array_view.hpp"
 
 namespace afem::geometry {
 

@@ -1,4 +1,4 @@
-#include "geometry/gmsh.hpp"
+#include "arenafem/geometry/gmsh.hpp"
 
 #include <algorithm>
 #include <array>
@@ -18,7 +18,7 @@
 #include <utility>
 #include <vector>
 
-#include "memory/error.hpp"
+#include "arenafem/memory/error.hpp"
 
 namespace afem::geometry {
 namespace {

@@ -7,7 +7,7 @@
 #include <iosfwd>
 #include <string_view>
 
-#include "geometry/mesh_data.hpp"
+#include "arenafem/geometry/mesh_data.hpp"
 
 namespace afem::geometry {
 

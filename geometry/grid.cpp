@@ -1,15 +1,15 @@
 // Grid<D>: closed-form lookup on the backend. Compiled by nvcc in the CUDA build.
-#include "geometry/grid.hpp"
+#include "arenafem/geometry/grid.hpp"
 
 #include <thrust/for_each.h>
 #include <thrust/iterator/counting_iterator.h>
 
 #include <string>
 
-#include "geometry/box_mesh.hpp"
-#include "geometry/geometry.hpp"
-#include "memory/error.hpp"
-#include "memory/thrust_allocator.hpp"
+#include "arenafem/geometry/box_mesh.hpp"
+#include "arenafem/geometry/geometry.hpp"
+#include "arenafem/memory/error.hpp"
+#include "arenafem/memory/thrust_allocator.hpp"
 
 namespace afem::geometry {
 

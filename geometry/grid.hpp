@@ -10,12 +10,12 @@
 #include <cmath>
 #include <cstdint>
 
-#include "geometry/box_mesh.hpp"
-#include "geometry/mesh.hpp"
-#include "geometry/mesh_data.hpp"
-#include "geometry/reference_cell.hpp"
-#include "memory/arena.hpp"
-#include "memory/array_view.hpp"
+#include "arenafem/geometry/box_mesh.hpp"
+#include "arenafem/geometry/mesh.hpp"
+#include "arenafem/geometry/mesh_data.hpp"
+#include "arenafem/geometry/reference_cell.hpp"
+#include "arenafem/memory/arena.hpp"
+#include "arenafem/memory/array_view.hpp"
 
 namespace afem::geometry {
 

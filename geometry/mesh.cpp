@@ -1,8 +1,8 @@
 // Mesh<Type>: validation on the host, topology and lookup bins on the backend (Thrust with scratch
 // from the arena). Compiled by nvcc in the CUDA build.
-#include "geometry/mesh.hpp"
+#include "arenafem/geometry/mesh.hpp"
 
-#include "geometry/geometry.hpp"
+#include "arenafem/geometry/geometry.hpp"
 
 #include <thrust/binary_search.h>
 #include <thrust/copy.h>
@@ -22,12 +22,12 @@
 #include <string>
 #include <vector>
 
-#include "memory/copy.hpp"
-#include "memory/error.hpp"
-#include "memory/radix_sort.hpp"
-#include "memory/replace_owned.hpp"
-#include "memory/sort_rows.hpp"
-#include "memory/thrust_allocator.hpp"
+#include "arenafem/memory/copy.hpp"
+#include "arenafem/memory/error.hpp"
+#include "arenafem/memory/radix_sort.hpp"
+#include "arenafem/memory/replace_owned.hpp"
+#include "arenafem/memory/sort_rows.hpp"
+#include "arenafem/memory/thrust_allocator.hpp"
 
 namespace afem::geometry {
 

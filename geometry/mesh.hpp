@@ -8,11 +8,11 @@
 #include <span>
 #include <string_view>
 
-#include "geometry/mesh_data.hpp"
-#include "geometry/mesh_view.hpp"
-#include "memory/arena.hpp"
-#include "memory/pool.hpp"
-#include "memory/temporary.hpp"
+#include "arenafem/geometry/mesh_data.hpp"
+#include "arenafem/geometry/mesh_view.hpp"
+#include "arenafem/memory/arena.hpp"
+#include "arenafem/memory/pool.hpp"
+#include "arenafem/memory/temporary.hpp"
 
 namespace afem::geometry {
 

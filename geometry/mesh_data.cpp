@@ -1,9 +1,9 @@
-#include "geometry/mesh_data.hpp"
+#include "arenafem/geometry/mesh_data.hpp"
 
 #include <cmath>
 #include <string>
 
-#include "memory/error.hpp"
+#include "arenafem/memory/error.hpp"
 
 namespace afem::geometry {
 

@@ -11,8 +11,8 @@
 #include <cmath>
 #include <cstdint>
 
-#include "geometry/reference_cell.hpp"
-#include "memory/array_view.hpp"
+#include "arenafem/geometry/reference_cell.hpp"
+#include "arenafem/memory/array_view.hpp"
 
 namespace afem::geometry {
 

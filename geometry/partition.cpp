@@ -1,5 +1,5 @@
 // CellBasedGeometryPartition: selections built on the backend. Compiled by nvcc in the CUDA build.
-#include "geometry/partition.hpp"
+#include "arenafem/geometry/partition.hpp"
 
 #include <thrust/copy.h>
 #include <thrust/count.h>
@@ -12,12 +12,12 @@
 #include <span>
 #include <string>
 
-#include "geometry/grid.hpp"
-#include "geometry/mesh.hpp"
-#include "memory/copy.hpp"
-#include "memory/error.hpp"
-#include "memory/replace_owned.hpp"
-#include "memory/thrust_allocator.hpp"
+#include "arenafem/geometry/grid.hpp"
+#include "arenafem/geometry/mesh.hpp"
+#include "arenafem/memory/copy.hpp"
+#include "arenafem/memory/error.hpp"
+#include "arenafem/memory/replace_owned.hpp"
+#include "arenafem/memory/thrust_allocator.hpp"
 
 namespace afem::geometry {
 

@@ -6,10 +6,10 @@
 
 #include <cstdint>
 
-#include "memory/arena.hpp"
-#include "memory/array_view.hpp"
-#include "memory/pool.hpp"
-#include "memory/temporary.hpp"
+#include "arenafem/memory/arena.hpp"
+#include "arenafem/memory/array_view.hpp"
+#include "arenafem/memory/pool.hpp"
+#include "arenafem/memory/temporary.hpp"
 
 namespace afem::geometry {
 

@@ -9,8 +9,8 @@
 
 #include <cstdint>
 
-#include "geometry/mesh_data.hpp"
-#include "memory/config.hpp"
+#include "arenafem/geometry/mesh_data.hpp"
+#include "arenafem/memory/config.hpp"
 
 namespace afem::geometry {
 

@@ -1,5 +1,5 @@
 // TaggedBoundary and check_boundary_tags on the backend. Compiled by nvcc in the CUDA build.
-#include "geometry/tagged_boundary.hpp"
+#include "arenafem/geometry/tagged_boundary.hpp"
 
 #include <thrust/copy.h>
 #include <thrust/count.h>
@@ -10,12 +10,12 @@
 #include <string>
 #include <vector>
 
-#include "geometry/grid.hpp"
-#include "geometry/mesh.hpp"
-#include "memory/copy.hpp"
-#include "memory/error.hpp"
-#include "memory/replace_owned.hpp"
-#include "memory/thrust_allocator.hpp"
+#include "arenafem/geometry/grid.hpp"
+#include "arenafem/geometry/mesh.hpp"
+#include "arenafem/memory/copy.hpp"
+#include "arenafem/memory/error.hpp"
+#include "arenafem/memory/replace_owned.hpp"
+#include "arenafem/memory/thrust_allocator.hpp"
 
 namespace afem::geometry {
 

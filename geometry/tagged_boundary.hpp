@@ -7,11 +7,11 @@
 #include <cstdint>
 #include <string_view>
 
-#include "geometry/side_tag_set.hpp"
-#include "memory/arena.hpp"
-#include "memory/array_view.hpp"
-#include "memory/pool.hpp"
-#include "memory/temporary.hpp"
+#include "arenafem/geometry/side_tag_set.hpp"
+#include "arenafem/memory/arena.hpp"
+#include "arenafem/memory/array_view.hpp"
+#include "arenafem/memory/pool.hpp"
+#include "arenafem/memory/temporary.hpp"
 
 namespace afem::geometry {
 

@@ -1,4 +1,4 @@
-#include "geometry/vtk_xml_writer.hpp"
+#include "arenafem/geometry/vtk_xml_writer.hpp"
 
 #include <array>
 #include <bit>
@@ -7,7 +7,7 @@
 #include <fstream>
 #include <type_traits>
 
-#include "memory/error.hpp"
+#include "arenafem/memory/error.hpp"
 
 namespace afem::geometry {
 namespace {

@@ -1,4 +1,4 @@
-#include "geometry/vtu.hpp"
+#include "arenafem/geometry/vtu.hpp"
 
 #include <cmath>
 #include <cstddef>
@@ -6,8 +6,8 @@
 #include <span>
 #include <string_view>
 
-#include "geometry/vtk_xml_writer.hpp"
-#include "memory/error.hpp"
+#include "arenafem/geometry/vtk_xml_writer.hpp"
+#include "arenafem/memory/error.hpp"
 
 namespace afem::geometry {
 namespace {

@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "geometry/mesh_data.hpp"
-#include "geometry/vtk_xml_writer.hpp"
+#include "arenafem/geometry/mesh_data.hpp"
+#include "arenafem/geometry/vtk_xml_writer.hpp"
 
 namespace afem::geometry {
 

@@ -1,10 +1,10 @@
-#include "memory/arena.hpp"
+#include "arenafem/memory/arena.hpp"
 
 #include <algorithm>
 
-#include "memory/config.hpp"
-#include "memory/detail/size_class.hpp"
-#include "memory/error.hpp"
+#include "arenafem/memory/config.hpp"
+#include "arenafem/memory/detail/size_class.hpp"
+#include "arenafem/memory/error.hpp"
 
 namespace afem::memory {
 

@@ -10,8 +10,8 @@
 #include <string>
 #include <vector>
 
-#include "memory/memory_source.hpp"
-#include "memory/pool.hpp"
+#include "arenafem/memory/memory_source.hpp"
+#include "arenafem/memory/pool.hpp"
 
 namespace afem::memory {
 

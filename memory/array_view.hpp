@@ -6,7 +6,7 @@
 #include <cstddef>
 #include <type_traits>
 
-#include "memory/config.hpp"
+#include "arenafem/memory/config.hpp"
 
 namespace afem::memory {
 

@@ -1,19 +1,19 @@
-#include "memory/capture_cache.hpp"
+#include "arenafem/memory/capture_cache.hpp"
 
 #include <cstdio>
 #include <cstring>
 #include <exception>
 #include <string>
 
-#include "memory/config.hpp"
-#include "memory/error.hpp"
-#include "memory/replace_owned.hpp"
+#include "arenafem/memory/config.hpp"
+#include "arenafem/memory/error.hpp"
+#include "arenafem/memory/replace_owned.hpp"
 
 #if AFEM_HAS_CUDA
 #include <cuda_runtime_api.h>
 
-#include "memory/detail/cuda_check.hpp"
-#include "memory/detail/cuda_device_guard.hpp"
+#include "arenafem/memory/detail/cuda_check.hpp"
+#include "arenafem/memory/detail/cuda_device_guard.hpp"
 #endif
 
 namespace afem::memory {

@@ -18,12 +18,12 @@
 #include <utility>
 #include <vector>
 
-#include "memory/arena.hpp"
-#include "memory/array_view.hpp"
-#include "memory/device.hpp"
-#include "memory/error.hpp"
-#include "memory/pool.hpp"
-#include "memory/temporary.hpp"
+#include "arenafem/memory/arena.hpp"
+#include "arenafem/memory/array_view.hpp"
+#include "arenafem/memory/device.hpp"
+#include "arenafem/memory/error.hpp"
+#include "arenafem/memory/pool.hpp"
+#include "arenafem/memory/temporary.hpp"
 
 namespace afem::memory {
 

@@ -10,8 +10,8 @@
 
 #include <cstddef>
 
-#include "memory/capture_cache.hpp"
-#include "memory/config.hpp"
+#include "arenafem/memory/capture_cache.hpp"
+#include "arenafem/memory/config.hpp"
 
 namespace afem::memory {
 

@@ -1,14 +1,14 @@
-#include "memory/copy.hpp"
+#include "arenafem/memory/copy.hpp"
 
 #include <cstring>
 
-#include "memory/config.hpp"
+#include "arenafem/memory/config.hpp"
 
 #if AFEM_HAS_CUDA
 #include <cuda_runtime_api.h>
 
-#include "memory/detail/cuda_check.hpp"
-#include "memory/detail/cuda_device_guard.hpp"
+#include "arenafem/memory/detail/cuda_check.hpp"
+#include "arenafem/memory/detail/cuda_device_guard.hpp"
 #endif
 
 namespace afem::memory::detail {

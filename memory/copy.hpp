@@ -9,9 +9,9 @@
 #include <string>
 #include <type_traits>
 
-#include "memory/array_view.hpp"
-#include "memory/device.hpp"
-#include "memory/error.hpp"
+#include "arenafem/memory/array_view.hpp"
+#include "arenafem/memory/device.hpp"
+#include "arenafem/memory/error.hpp"
 
 namespace afem::memory {
 

@@ -1,15 +1,15 @@
-#include "memory/cuda_resource.hpp"
+#include "arenafem/memory/cuda_resource.hpp"
 
 #include <string>
 
-#include "memory/config.hpp"
-#include "memory/error.hpp"
+#include "arenafem/memory/config.hpp"
+#include "arenafem/memory/error.hpp"
 
 #if AFEM_HAS_CUDA
 #include <cuda_runtime_api.h>
 
-#include "memory/detail/cuda_check.hpp"
-#include "memory/detail/cuda_device_guard.hpp"
+#include "arenafem/memory/detail/cuda_check.hpp"
+#include "arenafem/memory/detail/cuda_device_guard.hpp"
 #endif
 
 namespace afem::memory {

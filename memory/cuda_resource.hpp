@@ -4,7 +4,7 @@
 /// CudaAsyncResource: stream-ordered device memory (cudaMallocAsync / cudaFreeAsync).
 /// Available in builds with ARENAFEM_CUDA=ON.
 
-#include "memory/upstream_resource.hpp"
+#include "arenafem/memory/upstream_resource.hpp"
 
 namespace afem::memory {
 

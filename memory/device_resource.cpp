@@ -1,8 +1,8 @@
-#include "memory/device_resource.hpp"
+#include "arenafem/memory/device_resource.hpp"
 
-#include "memory/config.hpp"
-#include "memory/cuda_resource.hpp"
-#include "memory/host_resource.hpp"
+#include "arenafem/memory/config.hpp"
+#include "arenafem/memory/cuda_resource.hpp"
+#include "arenafem/memory/host_resource.hpp"
 
 namespace afem::memory {
 

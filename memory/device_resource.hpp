@@ -3,7 +3,7 @@
 /// @file
 /// device_resource: the upstream resource of this build's device memory, where kernels run.
 
-#include "memory/upstream_resource.hpp"
+#include "arenafem/memory/upstream_resource.hpp"
 
 namespace afem::memory {
 

@@ -1,4 +1,4 @@
-#include "memory/error.hpp"
+#include "arenafem/memory/error.hpp"
 
 #include <cstdio>
 #include <cstdlib>

@@ -1,8 +1,8 @@
-#include "memory/failing_resource.hpp"
+#include "arenafem/memory/failing_resource.hpp"
 
 #include <string>
 
-#include "memory/error.hpp"
+#include "arenafem/memory/error.hpp"
 
 namespace afem::memory {
 

@@ -8,7 +8,7 @@
 #include <cstdint>
 #include <mutex>
 
-#include "memory/upstream_resource.hpp"
+#include "arenafem/memory/upstream_resource.hpp"
 
 namespace afem::memory {
 

@@ -1,10 +1,10 @@
-#include "memory/host_resource.hpp"
+#include "arenafem/memory/host_resource.hpp"
 
 #include <new>
 #include <string>
 
-#include "memory/config.hpp"
-#include "memory/error.hpp"
+#include "arenafem/memory/config.hpp"
+#include "arenafem/memory/error.hpp"
 
 namespace afem::memory {
 

@@ -3,7 +3,7 @@
 /// @file
 /// HostResource: aligned host memory from the system allocator.
 
-#include "memory/upstream_resource.hpp"
+#include "arenafem/memory/upstream_resource.hpp"
 
 namespace afem::memory {
 

@@ -1,10 +1,10 @@
-#include "memory/ledger.hpp"
+#include "arenafem/memory/ledger.hpp"
 
 #include <algorithm>
 #include <array>
 #include <cstdio>
 
-#include "memory/error.hpp"
+#include "arenafem/memory/error.hpp"
 
 namespace afem::memory {
 

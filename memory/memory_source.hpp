@@ -7,8 +7,8 @@
 #include <cstdint>
 #include <string_view>
 
-#include "memory/device.hpp"
-#include "memory/ledger.hpp"
+#include "arenafem/memory/device.hpp"
+#include "arenafem/memory/ledger.hpp"
 
 namespace afem::memory {
 

@@ -1,13 +1,13 @@
-#include "memory/owned_stream.hpp"
+#include "arenafem/memory/owned_stream.hpp"
 
-#include "memory/config.hpp"
-#include "memory/error.hpp"
+#include "arenafem/memory/config.hpp"
+#include "arenafem/memory/error.hpp"
 
 #if AFEM_HAS_CUDA
 #include <cuda_runtime_api.h>
 
-#include "memory/detail/cuda_check.hpp"
-#include "memory/detail/cuda_device_guard.hpp"
+#include "arenafem/memory/detail/cuda_check.hpp"
+#include "arenafem/memory/detail/cuda_device_guard.hpp"
 #endif
 
 namespace afem::memory {

@@ -3,7 +3,7 @@
 /// @file
 /// OwnedStream: a stream created for its owner, which a CUDA graph can be captured on.
 
-#include "memory/device.hpp"
+#include "arenafem/memory/device.hpp"
 
 namespace afem::memory {
 

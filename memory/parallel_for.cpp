@@ -1,4 +1,4 @@
-#include "memory/parallel_for.hpp"
+#include "arenafem/memory/parallel_for.hpp"
 
 #include <algorithm>
 #include <atomic>

@@ -1,9 +1,9 @@
-#include "memory/pool.hpp"
+#include "arenafem/memory/pool.hpp"
 
 #include <algorithm>
 
-#include "memory/detail/size_class.hpp"
-#include "memory/error.hpp"
+#include "arenafem/memory/detail/size_class.hpp"
+#include "arenafem/memory/error.hpp"
 
 namespace afem::memory {
 

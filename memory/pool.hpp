@@ -10,8 +10,8 @@
 #include <string>
 #include <vector>
 
-#include "memory/host_resource.hpp"
-#include "memory/memory_source.hpp"
+#include "arenafem/memory/host_resource.hpp"
+#include "arenafem/memory/memory_source.hpp"
 
 namespace afem::memory {
 

@@ -14,17 +14,17 @@
 #include <type_traits>
 #include <utility>
 
-#include "memory/arena.hpp"
-#include "memory/array_view.hpp"
-#include "memory/error.hpp"
-#include "memory/temporary.hpp"
+#include "arenafem/memory/arena.hpp"
+#include "arenafem/memory/array_view.hpp"
+#include "arenafem/memory/error.hpp"
+#include "arenafem/memory/temporary.hpp"
 
 #if AFEM_HAS_CUDA
 #include <thrust/sort.h>
 
-#include "memory/thrust_allocator.hpp"
+#include "arenafem/memory/thrust_allocator.hpp"
 #else
-#include "memory/parallel_for.hpp"
+#include "arenafem/memory/parallel_for.hpp"
 #endif
 
 namespace afem::memory {

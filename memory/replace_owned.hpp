@@ -3,7 +3,7 @@
 /// @file
 /// replace_owned: the one path by which a class swaps a Temporary it owns.
 
-#include "memory/temporary.hpp"
+#include "arenafem/memory/temporary.hpp"
 
 namespace afem::memory {
 

@@ -12,21 +12,21 @@
 #include <limits>
 #include <string>
 
-#include "memory/arena.hpp"
-#include "memory/array_view.hpp"
-#include "memory/counting_sort.hpp"
-#include "memory/error.hpp"
-#include "memory/radix_sort.hpp"
-#include "memory/temporary.hpp"
+#include "arenafem/memory/arena.hpp"
+#include "arenafem/memory/array_view.hpp"
+#include "arenafem/memory/counting_sort.hpp"
+#include "arenafem/memory/error.hpp"
+#include "arenafem/memory/radix_sort.hpp"
+#include "arenafem/memory/temporary.hpp"
 
 #if AFEM_HAS_CUDA
 #include <thrust/for_each.h>
 #include <thrust/iterator/counting_iterator.h>
 #include <thrust/sequence.h>
 
-#include "memory/thrust_allocator.hpp"
+#include "arenafem/memory/thrust_allocator.hpp"
 #else
-#include "memory/parallel_for.hpp"
+#include "arenafem/memory/parallel_for.hpp"
 #endif
 
 namespace afem::memory {

@@ -10,9 +10,9 @@
 #include <type_traits>
 #include <utility>
 
-#include "memory/array_view.hpp"
-#include "memory/error.hpp"
-#include "memory/memory_source.hpp"
+#include "arenafem/memory/array_view.hpp"
+#include "arenafem/memory/error.hpp"
+#include "arenafem/memory/memory_source.hpp"
 
 namespace afem::memory {
 

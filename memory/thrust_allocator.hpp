@@ -9,9 +9,9 @@
 
 #include <thrust/execution_policy.h>
 
-#include "memory/arena.hpp"
-#include "memory/config.hpp"
-#include "memory/error.hpp"
+#include "arenafem/memory/arena.hpp"
+#include "arenafem/memory/config.hpp"
+#include "arenafem/memory/error.hpp"
 
 #if AFEM_HAS_CUDA
 #if !defined(__CUDACC__)
@@ -83,5 +83,5 @@ private:
 }  // namespace afem::memory
 
 #if !AFEM_HAS_CUDA && THRUST_DEVICE_SYSTEM == THRUST_DEVICE_SYSTEM_OMP
-#include "memory/detail/thrust_omp_dispatch.hpp"
+#include "arenafem/memory/detail/thrust_omp_dispatch.hpp"
 #endif

@@ -6,7 +6,7 @@
 
 #include <cstddef>
 
-#include "memory/device.hpp"
+#include "arenafem/memory/device.hpp"
 
 namespace afem::memory {
 

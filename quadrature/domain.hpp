@@ -7,12 +7,12 @@
 #include <algorithm>
 #include <cstdint>
 
-#include "geometry/geometry.hpp"
-#include "geometry/partition.hpp"
-#include "geometry/tagged_boundary.hpp"
-#include "memory/array_view.hpp"
-#include "memory/config.hpp"
-#include "memory/error.hpp"
+#include "arenafem/geometry/geometry.hpp"
+#include "arenafem/geometry/partition.hpp"
+#include "arenafem/geometry/tagged_boundary.hpp"
+#include "arenafem/memory/array_view.hpp"
+#include "arenafem/memory/config.hpp"
+#include "arenafem/memory/error.hpp"
 
 namespace afem::quadrature {
 

@@ -18,19 +18,19 @@
 #include <string>
 #include <utility>
 
-#include "geometry/geometry.hpp"
-#include "geometry/mesh.hpp"
-#include "memory/arena.hpp"
-#include "memory/array_view.hpp"
-#include "memory/config.hpp"
-#include "memory/copy.hpp"
-#include "memory/counting_sort.hpp"
-#include "memory/error.hpp"
-#include "memory/pool.hpp"
-#include "memory/replace_owned.hpp"
-#include "memory/temporary.hpp"
-#include "memory/thrust_allocator.hpp"
-#include "quadrature/domain.hpp"
+#include "arenafem/geometry/geometry.hpp"
+#include "arenafem/geometry/mesh.hpp"
+#include "arenafem/memory/arena.hpp"
+#include "arenafem/memory/array_view.hpp"
+#include "arenafem/memory/config.hpp"
+#include "arenafem/memory/copy.hpp"
+#include "arenafem/memory/counting_sort.hpp"
+#include "arenafem/memory/error.hpp"
+#include "arenafem/memory/pool.hpp"
+#include "arenafem/memory/replace_owned.hpp"
+#include "arenafem/memory/temporary.hpp"
+#include "arenafem/memory/thrust_allocator.hpp"
+#include "arenafem/quadrature/domain.hpp"
 
 namespace afem::quadrature {
 

@@ -9,15 +9,15 @@
 #include <span>
 #include <string>
 
-#include "memory/array_view.hpp"
-#include "memory/config.hpp"
-#include "memory/copy.hpp"
-#include "memory/error.hpp"
-#include "memory/pool.hpp"
-#include "memory/replace_owned.hpp"
-#include "memory/temporary.hpp"
-#include "quadrature/domain.hpp"
-#include "quadrature/reference_rule.hpp"
+#include "arenafem/memory/array_view.hpp"
+#include "arenafem/memory/config.hpp"
+#include "arenafem/memory/copy.hpp"
+#include "arenafem/memory/error.hpp"
+#include "arenafem/memory/pool.hpp"
+#include "arenafem/memory/replace_owned.hpp"
+#include "arenafem/memory/temporary.hpp"
+#include "arenafem/quadrature/domain.hpp"
+#include "arenafem/quadrature/reference_rule.hpp"
 
 namespace afem::quadrature {
 

@@ -1,11 +1,11 @@
 // Reference quadrature rules, computed on the host.
-#include "quadrature/reference_rule.hpp"
+#include "arenafem/quadrature/reference_rule.hpp"
 
 #include <cmath>
 #include <numbers>
 #include <string>
 
-#include "memory/error.hpp"
+#include "arenafem/memory/error.hpp"
 
 namespace afem::quadrature {
 

@@ -8,7 +8,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "geometry/mesh_data.hpp"
+#include "arenafem/geometry/mesh_data.hpp"
 
 namespace afem::quadrature {
 

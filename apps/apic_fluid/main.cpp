@@ -2,7 +2,7 @@
 // PicQuadrature, a projection that makes the grid velocity divergence-free over the fluid by CG on
 // B M^-1 B^T with B assembled as BSR matrices, grid to particle), with ParaView frames and a
 // memory report.
-#include "apps/mpm/command_line.hpp"
+#include "arenafem/apps/mpm/command_line.hpp"
 
 int main(int argc, char** argv) {
   using afem::apps::mpm::SceneKind;

@@ -1,5 +1,5 @@
 // Values of command-line flags for the apps.
-#include "apps/common/flag_values.hpp"
+#include "arenafem/apps/common/flag_values.hpp"
 
 #include <charconv>
 #include <cmath>
@@ -7,7 +7,7 @@
 #include <optional>
 #include <string>
 
-#include "memory/error.hpp"
+#include "arenafem/memory/error.hpp"
 
 namespace afem::apps {
 

@@ -1,5 +1,5 @@
 // The diffusion solve, compiled once for every geometry and degree (see diffusion.hpp).
-#include "apps/diffusion/diffusion.hpp"
+#include "arenafem/apps/diffusion/diffusion.hpp"
 
 namespace afem::apps::diffusion {
 

@@ -14,16 +14,16 @@
 #include <utility>
 #include <vector>
 
-#include "apps/common/flag_values.hpp"
-#include "apps/diffusion/diffusion.hpp"
-#include "geometry/box_mesh.hpp"
-#include "geometry/gmsh.hpp"
-#include "geometry/grid.hpp"
-#include "geometry/mesh.hpp"
-#include "geometry/side_tag_set.hpp"
-#include "memory/device_resource.hpp"
-#include "memory/error.hpp"
-#include "memory/ledger.hpp"
+#include "arenafem/apps/common/flag_values.hpp"
+#include "arenafem/apps/diffusion/diffusion.hpp"
+#include "arenafem/geometry/box_mesh.hpp"
+#include "arenafem/geometry/gmsh.hpp"
+#include "arenafem/geometry/grid.hpp"
+#include "arenafem/geometry/mesh.hpp"
+#include "arenafem/geometry/side_tag_set.hpp"
+#include "arenafem/memory/device_resource.hpp"
+#include "arenafem/memory/error.hpp"
+#include "arenafem/memory/ledger.hpp"
 
 namespace {
 

@@ -1,5 +1,5 @@
 // The checkpoint file: a little-endian byte stream with a length and an FNV-1a checksum.
-#include "apps/mpm/checkpoint.hpp"
+#include "arenafem/apps/mpm/checkpoint.hpp"
 
 #include <array>
 #include <bit>
@@ -11,7 +11,7 @@
 #include <type_traits>
 #include <vector>
 
-#include "memory/error.hpp"
+#include "arenafem/memory/error.hpp"
 
 namespace afem::apps::mpm {
 namespace {

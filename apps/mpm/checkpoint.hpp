@@ -27,7 +27,7 @@
 #include <string>
 #include <vector>
 
-#include "apps/mpm/setup.hpp"
+#include "arenafem/apps/mpm/setup.hpp"
 
 namespace afem::apps::mpm {
 

@@ -11,17 +11,17 @@
 #include <string_view>
 #include <vector>
 
-#include "apps/mpm/command_line.hpp"
+#include "arenafem/apps/mpm/command_line.hpp"
 
-#include "apps/mpm/checkpoint.hpp"
-#include "apps/mpm/frames.hpp"
-#include "apps/mpm/options.hpp"
-#include "apps/mpm/scene.hpp"
-#include "apps/mpm/simulation.hpp"
-#include "memory/device_resource.hpp"
-#include "memory/error.hpp"
-#include "memory/ledger.hpp"
-#include "memory/owned_stream.hpp"
+#include "arenafem/apps/mpm/checkpoint.hpp"
+#include "arenafem/apps/mpm/frames.hpp"
+#include "arenafem/apps/mpm/options.hpp"
+#include "arenafem/apps/mpm/scene.hpp"
+#include "arenafem/apps/mpm/simulation.hpp"
+#include "arenafem/memory/device_resource.hpp"
+#include "arenafem/memory/error.hpp"
+#include "arenafem/memory/ledger.hpp"
+#include "arenafem/memory/owned_stream.hpp"
 
 namespace afem::apps::mpm {
 namespace {

@@ -4,7 +4,7 @@
 /// The command line shared by the MPM programs (mpm, apic_fluid): scene flags, --steps, --out DIR
 /// with --every, --memory-report, --help; a progress line on a terminal.
 
-#include "apps/mpm/options.hpp"
+#include "arenafem/apps/mpm/options.hpp"
 
 namespace afem::apps::mpm {
 

@@ -1,5 +1,5 @@
 // Particle and grid frames for ParaView.
-#include "apps/mpm/frames.hpp"
+#include "arenafem/apps/mpm/frames.hpp"
 
 #include <array>
 #include <charconv>
@@ -10,8 +10,8 @@
 #include <string_view>
 #include <utility>
 
-#include "geometry/vtu.hpp"
-#include "memory/error.hpp"
+#include "arenafem/geometry/vtu.hpp"
+#include "arenafem/memory/error.hpp"
 
 namespace afem::apps::mpm {
 

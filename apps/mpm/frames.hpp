@@ -8,9 +8,9 @@
 #include <string>
 #include <vector>
 
-#include "apps/mpm/simulation.hpp"
-#include "geometry/mesh_data.hpp"
-#include "geometry/vtk_xml_writer.hpp"
+#include "arenafem/apps/mpm/simulation.hpp"
+#include "arenafem/geometry/mesh_data.hpp"
+#include "arenafem/geometry/vtk_xml_writer.hpp"
 
 namespace afem::apps::mpm {
 

@@ -7,10 +7,10 @@
 
 #include <cstdint>
 
-#include "fem/bspline_space.hpp"
-#include "fem/space.hpp"
-#include "geometry/grid.hpp"
-#include "memory/config.hpp"
+#include "arenafem/fem/bspline_space.hpp"
+#include "arenafem/fem/space.hpp"
+#include "arenafem/geometry/grid.hpp"
+#include "arenafem/memory/config.hpp"
 
 namespace afem::apps::mpm {
 

@@ -1,6 +1,6 @@
 // mpm: explicit APIC material-point simulation of a built-in scene, with ParaView frames and a
 // memory report.
-#include "apps/mpm/command_line.hpp"
+#include "arenafem/apps/mpm/command_line.hpp"
 
 int main(int argc, char** argv) {
   using afem::apps::mpm::SceneKind;

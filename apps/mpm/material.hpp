@@ -16,7 +16,7 @@
 #include <numbers>
 #include <string>
 
-#include "memory/config.hpp"
+#include "arenafem/memory/config.hpp"
 
 namespace afem::apps::mpm {
 

@@ -1,9 +1,9 @@
 // Scene flags and number parsing for the MPM programs.
-#include "apps/mpm/options.hpp"
+#include "arenafem/apps/mpm/options.hpp"
 
 #include <string>
 
-#include "memory/error.hpp"
+#include "arenafem/memory/error.hpp"
 
 namespace afem::apps::mpm {
 

@@ -9,8 +9,8 @@
 #include <string>
 #include <string_view>
 
-#include "apps/common/flag_values.hpp"
-#include "apps/mpm/scene.hpp"
+#include "arenafem/apps/common/flag_values.hpp"
+#include "arenafem/apps/mpm/scene.hpp"
 
 namespace afem::apps::mpm {
 

@@ -1,11 +1,11 @@
 // The built-in scenes: particle lattices inside boxes and balls.
-#include "apps/mpm/scene.hpp"
+#include "arenafem/apps/mpm/scene.hpp"
 
 #include <algorithm>
 #include <array>
 #include <cmath>
 
-#include "memory/error.hpp"
+#include "arenafem/memory/error.hpp"
 
 namespace afem::apps::mpm {
 

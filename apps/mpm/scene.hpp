@@ -8,7 +8,7 @@
 #include <string>
 #include <string_view>
 
-#include "apps/mpm/setup.hpp"
+#include "arenafem/apps/mpm/setup.hpp"
 
 namespace afem::apps::mpm {
 

@@ -1,5 +1,5 @@
 // Setup: names, the derived time step and the checks that name each field.
-#include "apps/mpm/setup.hpp"
+#include "arenafem/apps/mpm/setup.hpp"
 
 #include <algorithm>
 #include <array>
@@ -7,7 +7,7 @@
 #include <cstdio>
 #include <limits>
 
-#include "memory/error.hpp"
+#include "arenafem/memory/error.hpp"
 
 namespace afem::apps::mpm {
 

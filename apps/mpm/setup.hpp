@@ -11,7 +11,7 @@
 #include <string_view>
 #include <vector>
 
-#include "apps/mpm/material.hpp"
+#include "arenafem/apps/mpm/material.hpp"
 
 namespace afem::apps::mpm {
 

@@ -1,9 +1,9 @@
 // Simulation<D>: the MPM step. Compiled by nvcc in the CUDA build.
-#include "apps/mpm/simulation.hpp"
+#include "arenafem/apps/mpm/simulation.hpp"
 
-#include "apps/mpm/checkpoint.hpp"
-#include "apps/mpm/grid_nodes.hpp"
-#include "apps/mpm/pressure_projection.hpp"
+#include "arenafem/apps/mpm/checkpoint.hpp"
+#include "arenafem/apps/mpm/grid_nodes.hpp"
+#include "arenafem/apps/mpm/pressure_projection.hpp"
 
 #include <thrust/copy.h>
 #include <thrust/count.h>
@@ -25,22 +25,22 @@
 #include <type_traits>
 #include <utility>
 
-#include "fem/bspline_space.hpp"
-#include "fem/component_restriction.hpp"
-#include "fem/field.hpp"
-#include "fem/integrate.hpp"
-#include "fem/interpolate.hpp"
-#include "fem/sample.hpp"
-#include "fem/space.hpp"
-#include "fem/space_restriction.hpp"
-#include "geometry/grid.hpp"
-#include "geometry/partition.hpp"
-#include "memory/capture_cache.hpp"
-#include "memory/copy.hpp"
-#include "memory/error.hpp"
-#include "memory/thrust_allocator.hpp"
-#include "quadrature/domain.hpp"
-#include "quadrature/pic_quadrature.hpp"
+#include "arenafem/fem/bspline_space.hpp"
+#include "arenafem/fem/component_restriction.hpp"
+#include "arenafem/fem/field.hpp"
+#include "arenafem/fem/integrate.hpp"
+#include "arenafem/fem/interpolate.hpp"
+#include "arenafem/fem/sample.hpp"
+#include "arenafem/fem/space.hpp"
+#include "arenafem/fem/space_restriction.hpp"
+#include "arenafem/geometry/grid.hpp"
+#include "arenafem/geometry/partition.hpp"
+#include "arenafem/memory/capture_cache.hpp"
+#include "arenafem/memory/copy.hpp"
+#include "arenafem/memory/error.hpp"
+#include "arenafem/memory/thrust_allocator.hpp"
+#include "arenafem/quadrature/domain.hpp"
+#include "arenafem/quadrature/pic_quadrature.hpp"
 
 namespace afem::apps::mpm {
 

@@ -16,12 +16,12 @@
 #include <string>
 #include <vector>
 
-#include "apps/mpm/material.hpp"
-#include "apps/mpm/setup.hpp"
-#include "geometry/mesh_data.hpp"
-#include "memory/arena.hpp"
-#include "memory/array_view.hpp"
-#include "memory/pool.hpp"
+#include "arenafem/apps/mpm/material.hpp"
+#include "arenafem/apps/mpm/setup.hpp"
+#include "arenafem/geometry/mesh_data.hpp"
+#include "arenafem/memory/arena.hpp"
+#include "arenafem/memory/array_view.hpp"
+#include "arenafem/memory/pool.hpp"
 
 namespace afem::apps::mpm {
 

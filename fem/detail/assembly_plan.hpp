@@ -23,18 +23,18 @@
 #include <string>
 #include <utility>
 
-#include "fem/bsr_matrix.hpp"
-#include "fem/space_restriction.hpp"
-#include "memory/arena.hpp"
-#include "memory/error.hpp"
-#include "memory/radix_sort.hpp"
-#include "memory/temporary.hpp"
-#include "memory/thrust_allocator.hpp"
+#include "arenafem/fem/bsr_matrix.hpp"
+#include "arenafem/fem/space_restriction.hpp"
+#include "arenafem/memory/arena.hpp"
+#include "arenafem/memory/error.hpp"
+#include "arenafem/memory/radix_sort.hpp"
+#include "arenafem/memory/temporary.hpp"
+#include "arenafem/memory/thrust_allocator.hpp"
 
 #if !AFEM_HAS_CUDA
 #include <algorithm>
 
-#include "memory/parallel_for.hpp"
+#include "arenafem/memory/parallel_for.hpp"
 #endif
 
 namespace afem::fem::detail {

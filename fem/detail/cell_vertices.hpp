@@ -6,9 +6,9 @@
 
 #include <cstdint>
 
-#include "geometry/grid.hpp"
-#include "geometry/mesh_view.hpp"
-#include "memory/config.hpp"
+#include "arenafem/geometry/grid.hpp"
+#include "arenafem/geometry/mesh_view.hpp"
+#include "arenafem/memory/config.hpp"
 
 namespace afem::fem::detail {
 

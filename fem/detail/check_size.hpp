@@ -7,7 +7,7 @@
 #include <cstdint>
 #include <string>
 
-#include "memory/error.hpp"
+#include "arenafem/memory/error.hpp"
 
 namespace afem::fem::detail {
 

@@ -11,12 +11,12 @@
 #include <cstdint>
 #include <type_traits>
 
-#include "fem/sample.hpp"
-#include "geometry/mesh_view.hpp"
-#include "geometry/reference_cell.hpp"
-#include "memory/config.hpp"
-#include "quadrature/domain.hpp"
-#include "quadrature/quadrature.hpp"
+#include "arenafem/fem/sample.hpp"
+#include "arenafem/geometry/mesh_view.hpp"
+#include "arenafem/geometry/reference_cell.hpp"
+#include "arenafem/memory/config.hpp"
+#include "arenafem/quadrature/domain.hpp"
+#include "arenafem/quadrature/quadrature.hpp"
 
 namespace afem::fem::detail {
 

@@ -9,8 +9,8 @@
 #include <type_traits>
 #include <utility>
 
-#include "memory/config.hpp"
-#include "memory/error.hpp"
+#include "arenafem/memory/config.hpp"
+#include "arenafem/memory/error.hpp"
 
 namespace afem::fem::detail {
 

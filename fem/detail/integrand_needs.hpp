@@ -23,8 +23,8 @@
 #include <type_traits>
 #include <utility>
 
-#include "fem/sample.hpp"
-#include "memory/config.hpp"
+#include "arenafem/fem/sample.hpp"
+#include "arenafem/memory/config.hpp"
 
 namespace afem::fem::detail {
 

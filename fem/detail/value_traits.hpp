@@ -8,7 +8,7 @@
 
 #include <type_traits>
 
-#include "memory/config.hpp"
+#include "arenafem/memory/config.hpp"
 
 namespace afem::fem::detail {
 

@@ -8,7 +8,7 @@
 
 #include <string>
 
-#include "memory/error.hpp"
+#include "arenafem/memory/error.hpp"
 
 #define AFEM_CUDA_TRY(call)                                                                     \
   do {                                                                                          \

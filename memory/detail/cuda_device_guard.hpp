@@ -6,7 +6,7 @@
 
 #include <cuda_runtime_api.h>
 
-#include "memory/detail/cuda_check.hpp"
+#include "arenafem/memory/detail/cuda_check.hpp"
 
 namespace afem::memory::detail {
 

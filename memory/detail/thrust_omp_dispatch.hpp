@@ -21,7 +21,7 @@
 #include <thrust/system/omp/detail/reduce.h>
 #include <thrust/system/omp/execution_policy.h>
 
-#include "memory/parallel_for.hpp"
+#include "arenafem/memory/parallel_for.hpp"
 
 namespace afem::memory {
 

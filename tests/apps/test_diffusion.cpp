@@ -10,10 +10,10 @@
 #include <utility>
 
 #include "../fem/unit_box.hpp"
-#include "apps/diffusion/diffusion.hpp"
-#include "geometry/box_mesh.hpp"
-#include "geometry/gmsh.hpp"
-#include "memory/error.hpp"
+#include "arenafem/apps/diffusion/diffusion.hpp"
+#include "arenafem/geometry/box_mesh.hpp"
+#include "arenafem/geometry/gmsh.hpp"
+#include "arenafem/memory/error.hpp"
 #include "support/backend_test.hpp"
 #include "support/fault_injection.hpp"
 

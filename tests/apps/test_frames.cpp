@@ -13,9 +13,9 @@
 #include <tuple>
 #include <vector>
 
-#include "apps/mpm/frames.hpp"
-#include "apps/mpm/scene.hpp"
-#include "apps/mpm/simulation.hpp"
+#include "arenafem/apps/mpm/frames.hpp"
+#include "arenafem/apps/mpm/scene.hpp"
+#include "arenafem/apps/mpm/simulation.hpp"
 #include "support/backend_test.hpp"
 #include "support/temp_file.hpp"
 #include "support/vtk_xml.hpp"

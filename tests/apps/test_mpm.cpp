@@ -11,11 +11,11 @@
 #include <string>
 #include <vector>
 
-#include "apps/mpm/options.hpp"
-#include "apps/mpm/scene.hpp"
-#include "apps/mpm/simulation.hpp"
-#include "memory/error.hpp"
-#include "memory/temporary.hpp"
+#include "arenafem/apps/mpm/options.hpp"
+#include "arenafem/apps/mpm/scene.hpp"
+#include "arenafem/apps/mpm/simulation.hpp"
+#include "arenafem/memory/error.hpp"
+#include "arenafem/memory/temporary.hpp"
 #include "support/backend_test.hpp"
 #include "support/fault_injection.hpp"
 #include "support/thread_count.hpp"

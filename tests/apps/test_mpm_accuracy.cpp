@@ -8,8 +8,8 @@
 #include <numbers>
 #include <vector>
 
-#include "apps/mpm/scene.hpp"
-#include "apps/mpm/simulation.hpp"
+#include "arenafem/apps/mpm/scene.hpp"
+#include "arenafem/apps/mpm/simulation.hpp"
 #include "support/backend_test.hpp"
 
 namespace afem::apps::mpm {

@@ -12,18 +12,18 @@
 #include <string_view>
 #include <vector>
 
-#include "apps/mpm/scene.hpp"
-#include "apps/mpm/setup.hpp"
-#include "apps/mpm/simulation.hpp"
-#include "memory/arena.hpp"
-#include "memory/copy.hpp"
-#include "memory/device_resource.hpp"
-#include "memory/error.hpp"
-#include "memory/failing_resource.hpp"
-#include "memory/ledger.hpp"
-#include "memory/owned_stream.hpp"
-#include "memory/pool.hpp"
-#include "memory/temporary.hpp"
+#include "arenafem/apps/mpm/scene.hpp"
+#include "arenafem/apps/mpm/setup.hpp"
+#include "arenafem/apps/mpm/simulation.hpp"
+#include "arenafem/memory/arena.hpp"
+#include "arenafem/memory/copy.hpp"
+#include "arenafem/memory/device_resource.hpp"
+#include "arenafem/memory/error.hpp"
+#include "arenafem/memory/failing_resource.hpp"
+#include "arenafem/memory/ledger.hpp"
+#include "arenafem/memory/owned_stream.hpp"
+#include "arenafem/memory/pool.hpp"
+#include "arenafem/memory/temporary.hpp"
 #include "support/backend_test.hpp"
 
 namespace afem::apps::mpm {

@@ -6,7 +6,7 @@
 #include <limits>
 #include <vector>
 
-#include "apps/mpm/material.hpp"
+#include "arenafem/apps/mpm/material.hpp"
 
 namespace afem::apps::mpm {
 namespace {

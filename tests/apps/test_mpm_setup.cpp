@@ -11,13 +11,13 @@
 #include <string>
 #include <vector>
 
-#include "apps/mpm/checkpoint.hpp"
-#include "apps/mpm/scene.hpp"
-#include "apps/mpm/setup.hpp"
-#include "apps/mpm/simulation.hpp"
-#include "memory/copy.hpp"
-#include "memory/error.hpp"
-#include "memory/temporary.hpp"
+#include "arenafem/apps/mpm/checkpoint.hpp"
+#include "arenafem/apps/mpm/scene.hpp"
+#include "arenafem/apps/mpm/setup.hpp"
+#include "arenafem/apps/mpm/simulation.hpp"
+#include "arenafem/memory/copy.hpp"
+#include "arenafem/memory/error.hpp"
+#include "arenafem/memory/temporary.hpp"
 #include "support/backend_test.hpp"
 
 namespace afem::apps::mpm {

@@ -2,13 +2,13 @@
 #include <cstdio>
 #include <vector>
 
-#include <memory/arena.hpp>
-#include <memory/temporary.hpp>
+#include <arenafem/memory/arena.hpp>
+#include <arenafem/memory/temporary.hpp>
 
 #if !AFEM_HAS_CUDA
 #include <thrust/sort.h>
 
-#include <memory/thrust_allocator.hpp>
+#include <arenafem/memory/thrust_allocator.hpp>
 #endif
 
 int main() {

@@ -1,9 +1,9 @@
 // Embeds the MPM solver (arenafem::mpm): sand and an elastic material in one box, an emitter that
 // drops elastic blocks in, a face they leave through, a checkpoint and a restart. README's MPM
 // embedding example is this program.
-#include <apps/mpm/checkpoint.hpp>
-#include <apps/mpm/simulation.hpp>
-#include <memory/device_resource.hpp>
+#include <arenafem/apps/mpm/checkpoint.hpp>
+#include <arenafem/apps/mpm/simulation.hpp>
+#include <arenafem/memory/device_resource.hpp>
 
 #include <cstdio>
 #include <string>

@@ -1,18 +1,18 @@
 // Embeds the finite elements: -Δu = f on a triangle mesh read from a Gmsh file, P2, with
 // u = x² + y² (which P2 holds exactly), so that the error shows the solve is right.
-#include <fem/boundary.hpp>
-#include <fem/field.hpp>
-#include <fem/integrate.hpp>
-#include <fem/interpolate.hpp>
-#include <fem/solvers.hpp>
-#include <fem/space.hpp>
-#include <fem/space_restriction.hpp>
-#include <geometry/gmsh.hpp>
-#include <geometry/mesh.hpp>
-#include <memory/copy.hpp>
-#include <memory/device_resource.hpp>
-#include <quadrature/domain.hpp>
-#include <quadrature/quadrature.hpp>
+#include <arenafem/fem/boundary.hpp>
+#include <arenafem/fem/field.hpp>
+#include <arenafem/fem/integrate.hpp>
+#include <arenafem/fem/interpolate.hpp>
+#include <arenafem/fem/solvers.hpp>
+#include <arenafem/fem/space.hpp>
+#include <arenafem/fem/space_restriction.hpp>
+#include <arenafem/geometry/gmsh.hpp>
+#include <arenafem/geometry/mesh.hpp>
+#include <arenafem/memory/copy.hpp>
+#include <arenafem/memory/device_resource.hpp>
+#include <arenafem/quadrature/domain.hpp>
+#include <arenafem/quadrature/quadrature.hpp>
 
 #include <cmath>
 #include <cstdio>

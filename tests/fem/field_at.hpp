@@ -4,7 +4,7 @@
 /// Integrands that read a field at a sample, for tests that interpolate a DiscreteField at
 /// particles or quadrature points: its value and its gradient.
 
-#include "memory/config.hpp"
+#include "arenafem/memory/config.hpp"
 
 namespace afem::test {
 

@@ -11,8 +11,8 @@
 #include <set>
 #include <vector>
 
-#include "fem/bsr_matrix.hpp"
-#include "memory/pool.hpp"
+#include "arenafem/fem/bsr_matrix.hpp"
+#include "arenafem/memory/pool.hpp"
 
 namespace afem::test {
 

@@ -10,11 +10,11 @@
 
 #include <vector>
 
-#include "fem/bsr_matrix.hpp"
-#include "fem/lagrange_element.hpp"
-#include "geometry/grid.hpp"
-#include "geometry/mesh.hpp"
-#include "quadrature/reference_rule.hpp"
+#include "arenafem/fem/bsr_matrix.hpp"
+#include "arenafem/fem/lagrange_element.hpp"
+#include "arenafem/geometry/grid.hpp"
+#include "arenafem/geometry/mesh.hpp"
+#include "arenafem/quadrature/reference_rule.hpp"
 #include "support/backend.hpp"
 
 namespace afem::test {

@@ -9,11 +9,11 @@
 #include <utility>
 #include <vector>
 
-#include "fem/detail/assembly_plan.hpp"
-#include "fem/space.hpp"
-#include "fem/space_restriction.hpp"
-#include "geometry/partition.hpp"
-#include "quadrature/domain.hpp"
+#include "arenafem/fem/detail/assembly_plan.hpp"
+#include "arenafem/fem/space.hpp"
+#include "arenafem/fem/space_restriction.hpp"
+#include "arenafem/geometry/partition.hpp"
+#include "arenafem/quadrature/domain.hpp"
 #include "support/backend.hpp"
 #include "support/backend_test.hpp"
 #include "support/thread_count.hpp"

@@ -11,14 +11,14 @@
 #include <set>
 #include <vector>
 
-#include "fem/bspline_space.hpp"
-#include "fem/field.hpp"
-#include "fem/integrate.hpp"
-#include "fem/interpolate.hpp"
-#include "fem/space_restriction.hpp"
+#include "arenafem/fem/bspline_space.hpp"
+#include "arenafem/fem/field.hpp"
+#include "arenafem/fem/integrate.hpp"
+#include "arenafem/fem/interpolate.hpp"
+#include "arenafem/fem/space_restriction.hpp"
 #include "field_at.hpp"
-#include "geometry/grid.hpp"
-#include "quadrature/pic_quadrature.hpp"
+#include "arenafem/geometry/grid.hpp"
+#include "arenafem/quadrature/pic_quadrature.hpp"
 #include "support/backend.hpp"
 #include "support/backend_test.hpp"
 

@@ -7,12 +7,12 @@
 #include <random>
 #include <vector>
 
-#include "fem/integrate.hpp"
-#include "fem/interpolate.hpp"
-#include "fem/space.hpp"
-#include "fem/space_restriction.hpp"
-#include "geometry/partition.hpp"
-#include "quadrature/pic_quadrature.hpp"
+#include "arenafem/fem/integrate.hpp"
+#include "arenafem/fem/interpolate.hpp"
+#include "arenafem/fem/space.hpp"
+#include "arenafem/fem/space_restriction.hpp"
+#include "arenafem/geometry/partition.hpp"
+#include "arenafem/quadrature/pic_quadrature.hpp"
 #include "support/backend.hpp"
 #include "support/backend_test.hpp"
 #include "unit_box.hpp"

@@ -11,13 +11,13 @@
 #include <string>
 #include <vector>
 
-#include "fem/field.hpp"
-#include "fem/interpolate.hpp"
-#include "fem/space.hpp"
+#include "arenafem/fem/field.hpp"
+#include "arenafem/fem/interpolate.hpp"
+#include "arenafem/fem/space.hpp"
 #include "field_at.hpp"
-#include "geometry/grid.hpp"
-#include "geometry/mesh.hpp"
-#include "quadrature/pic_quadrature.hpp"
+#include "arenafem/geometry/grid.hpp"
+#include "arenafem/geometry/mesh.hpp"
+#include "arenafem/quadrature/pic_quadrature.hpp"
 #include "support/backend.hpp"
 #include "support/backend_test.hpp"
 #include "unit_box.hpp"

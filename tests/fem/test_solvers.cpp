@@ -11,9 +11,9 @@
 #include <string>
 #include <vector>
 
-#include "fem/bsr_matrix.hpp"
-#include "fem/solvers.hpp"
-#include "memory/thrust_allocator.hpp"
+#include "arenafem/fem/bsr_matrix.hpp"
+#include "arenafem/fem/solvers.hpp"
+#include "arenafem/memory/thrust_allocator.hpp"
 #include "random_bsr.hpp"
 #include "reference_assembly.hpp"
 #include "support/backend.hpp"

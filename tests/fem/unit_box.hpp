@@ -7,9 +7,9 @@
 #include <cstdint>
 #include <memory>
 
-#include "geometry/box_mesh.hpp"
-#include "geometry/grid.hpp"
-#include "geometry/mesh.hpp"
+#include "arenafem/geometry/box_mesh.hpp"
+#include "arenafem/geometry/grid.hpp"
+#include "arenafem/geometry/mesh.hpp"
 
 namespace afem::test {
 

@@ -3,9 +3,9 @@
 #include <string_view>
 #include <vector>
 
-#include "apps/mpm/options.hpp"
-#include "apps/mpm/scene.hpp"
-#include "memory/error.hpp"
+#include "arenafem/apps/mpm/options.hpp"
+#include "arenafem/apps/mpm/scene.hpp"
+#include "arenafem/memory/error.hpp"
 #include "targets.hpp"
 
 namespace afem::test {

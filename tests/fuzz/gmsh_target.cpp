@@ -3,8 +3,8 @@
 #include <sstream>
 #include <string>
 
-#include "geometry/gmsh.hpp"
-#include "memory/error.hpp"
+#include "arenafem/geometry/gmsh.hpp"
+#include "arenafem/memory/error.hpp"
 #include "targets.hpp"
 
 namespace afem::test {

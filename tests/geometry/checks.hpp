@@ -11,10 +11,10 @@
 #include <span>
 #include <vector>
 
-#include "memory/arena.hpp"
-#include "memory/copy.hpp"
-#include "memory/temporary.hpp"
-#include "memory/thrust_allocator.hpp"
+#include "arenafem/memory/arena.hpp"
+#include "arenafem/memory/copy.hpp"
+#include "arenafem/memory/temporary.hpp"
+#include "arenafem/memory/thrust_allocator.hpp"
 
 namespace afem::geometry::checks {
 

@@ -12,8 +12,8 @@
 #include <utility>
 #include <vector>
 
-#include "geometry/box_mesh.hpp"
-#include "memory/error.hpp"
+#include "arenafem/geometry/box_mesh.hpp"
+#include "arenafem/memory/error.hpp"
 
 namespace afem::geometry {
 namespace {

@@ -10,9 +10,9 @@
 #include <utility>
 #include <vector>
 
-#include "geometry/box_mesh.hpp"
-#include "geometry/gmsh.hpp"
-#include "memory/error.hpp"
+#include "arenafem/geometry/box_mesh.hpp"
+#include "arenafem/geometry/gmsh.hpp"
+#include "arenafem/memory/error.hpp"
 #include "support/temp_file.hpp"
 
 namespace afem::geometry {

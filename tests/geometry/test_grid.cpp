@@ -9,9 +9,9 @@
 #include <vector>
 
 #include "geometry/checks.hpp"
-#include "geometry/grid.hpp"
-#include "geometry/partition.hpp"
-#include "memory/copy.hpp"
+#include "arenafem/geometry/grid.hpp"
+#include "arenafem/geometry/partition.hpp"
+#include "arenafem/memory/copy.hpp"
 #include "support/backend_test.hpp"
 
 namespace afem::geometry {

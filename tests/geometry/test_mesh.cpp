@@ -16,12 +16,12 @@
 #include <utility>
 #include <vector>
 
-#include "geometry/box_mesh.hpp"
+#include "arenafem/geometry/box_mesh.hpp"
 #include "geometry/checks.hpp"
-#include "geometry/gmsh.hpp"
-#include "geometry/mesh.hpp"
-#include "memory/copy.hpp"
-#include "memory/thrust_allocator.hpp"
+#include "arenafem/geometry/gmsh.hpp"
+#include "arenafem/geometry/mesh.hpp"
+#include "arenafem/memory/copy.hpp"
+#include "arenafem/memory/thrust_allocator.hpp"
 #include "support/backend.hpp"
 #include "support/backend_test.hpp"
 #include "support/bounded_arena.hpp"

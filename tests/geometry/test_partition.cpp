@@ -7,10 +7,10 @@
 #include <span>
 #include <vector>
 
-#include "geometry/box_mesh.hpp"
-#include "geometry/mesh.hpp"
-#include "geometry/partition.hpp"
-#include "memory/copy.hpp"
+#include "arenafem/geometry/box_mesh.hpp"
+#include "arenafem/geometry/mesh.hpp"
+#include "arenafem/geometry/partition.hpp"
+#include "arenafem/memory/copy.hpp"
 #include "support/backend_test.hpp"
 
 namespace afem::geometry {

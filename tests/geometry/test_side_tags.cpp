@@ -11,12 +11,12 @@
 #include <vector>
 
 #include "fem/unit_box.hpp"
-#include "geometry/box_mesh.hpp"
-#include "geometry/grid.hpp"
-#include "geometry/mesh.hpp"
-#include "geometry/tagged_boundary.hpp"
-#include "memory/error.hpp"
-#include "memory/thrust_allocator.hpp"
+#include "arenafem/geometry/box_mesh.hpp"
+#include "arenafem/geometry/grid.hpp"
+#include "arenafem/geometry/mesh.hpp"
+#include "arenafem/geometry/tagged_boundary.hpp"
+#include "arenafem/memory/error.hpp"
+#include "arenafem/memory/thrust_allocator.hpp"
 #include "support/backend.hpp"
 #include "support/backend_test.hpp"
 

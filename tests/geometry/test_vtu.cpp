@@ -11,9 +11,9 @@
 #include <string>
 #include <vector>
 
-#include "geometry/box_mesh.hpp"
-#include "geometry/vtu.hpp"
-#include "memory/error.hpp"
+#include "arenafem/geometry/box_mesh.hpp"
+#include "arenafem/geometry/vtu.hpp"
+#include "arenafem/memory/error.hpp"
 #include "support/temp_file.hpp"
 #include "support/vtk_xml.hpp"
 

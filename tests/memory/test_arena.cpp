@@ -9,8 +9,8 @@
 #include <utility>
 #include <vector>
 
-#include "memory/arena.hpp"
-#include "memory/replace_owned.hpp"
+#include "arenafem/memory/arena.hpp"
+#include "arenafem/memory/replace_owned.hpp"
 #include "support/checked_resource.hpp"
 
 namespace afem::memory {

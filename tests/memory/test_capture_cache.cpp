@@ -1,7 +1,7 @@
 // CaptureCache: capture and replay, release on erase/clear/eviction/reshape, failed captures,
 // budgets and long run/clear cycles. Backend-generic: compiled by g++ on the OpenMP backend and
 // by nvcc on the CUDA backend (where the replays are CUDA graphs).
-#include "memory/capture_cache.hpp"
+#include "arenafem/memory/capture_cache.hpp"
 
 #include <gtest/gtest.h>
 
@@ -13,11 +13,11 @@
 #include <string>
 #include <vector>
 
-#include "memory/captured_for_each.hpp"
-#include "memory/config.hpp"
-#include "memory/device_resource.hpp"
-#include "memory/error.hpp"
-#include "memory/pool.hpp"
+#include "arenafem/memory/captured_for_each.hpp"
+#include "arenafem/memory/config.hpp"
+#include "arenafem/memory/device_resource.hpp"
+#include "arenafem/memory/error.hpp"
+#include "arenafem/memory/pool.hpp"
 #include "support/backend.hpp"
 #include "support/fault_injection.hpp"
 

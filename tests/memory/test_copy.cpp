@@ -7,10 +7,10 @@
 #include <string>
 #include <vector>
 
-#include "memory/array_view.hpp"
-#include "memory/copy.hpp"
-#include "memory/error.hpp"
-#include "memory/temporary.hpp"
+#include "arenafem/memory/array_view.hpp"
+#include "arenafem/memory/copy.hpp"
+#include "arenafem/memory/error.hpp"
+#include "arenafem/memory/temporary.hpp"
 #include "support/backend_test.hpp"
 
 namespace afem::memory {

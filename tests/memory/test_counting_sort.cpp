@@ -9,9 +9,9 @@
 #include <random>
 #include <vector>
 
-#include "memory/arena.hpp"
-#include "memory/counting_sort.hpp"
-#include "memory/temporary.hpp"
+#include "arenafem/memory/arena.hpp"
+#include "arenafem/memory/counting_sort.hpp"
+#include "arenafem/memory/temporary.hpp"
 #include "support/backend.hpp"
 #include "support/backend_test.hpp"
 

@@ -8,9 +8,9 @@
 #include <cstdint>
 #include <vector>
 
-#include "memory/cuda_resource.hpp"
-#include "memory/pool.hpp"
-#include "memory/temporary.hpp"
+#include "arenafem/memory/cuda_resource.hpp"
+#include "arenafem/memory/pool.hpp"
+#include "arenafem/memory/temporary.hpp"
 #include "support/backend.hpp"
 
 namespace afem::memory {

@@ -1,9 +1,9 @@
 #include <gtest/gtest.h>
 
-#include "memory/config.hpp"
-#include "memory/device.hpp"
-#include "memory/error.hpp"
-#include "memory/owned_stream.hpp"
+#include "arenafem/memory/config.hpp"
+#include "arenafem/memory/device.hpp"
+#include "arenafem/memory/error.hpp"
+#include "arenafem/memory/owned_stream.hpp"
 #include "support/backend.hpp"
 
 namespace afem::memory {

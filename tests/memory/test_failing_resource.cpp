@@ -1,15 +1,15 @@
 // FailingResource: the k-th allocation, every one from the k-th on, or any above a byte budget
 // fails with OutOfMemory; a Pool over it reports the label and keeps its accounts.
-#include "memory/failing_resource.hpp"
+#include "arenafem/memory/failing_resource.hpp"
 
 #include <gtest/gtest.h>
 
 #include <string>
 
-#include "memory/error.hpp"
-#include "memory/host_resource.hpp"
-#include "memory/pool.hpp"
-#include "memory/temporary.hpp"
+#include "arenafem/memory/error.hpp"
+#include "arenafem/memory/host_resource.hpp"
+#include "arenafem/memory/pool.hpp"
+#include "arenafem/memory/temporary.hpp"
 
 namespace afem::memory {
 namespace {

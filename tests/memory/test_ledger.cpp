@@ -1,6 +1,6 @@
 #include <gtest/gtest.h>
 
-#include "memory/ledger.hpp"
+#include "arenafem/memory/ledger.hpp"
 
 namespace afem::memory {
 namespace {

@@ -10,7 +10,7 @@
 #include <thread>
 #include <vector>
 
-#include "memory/parallel_for.hpp"
+#include "arenafem/memory/parallel_for.hpp"
 #include "support/thread_count.hpp"
 
 namespace afem::memory {

@@ -7,8 +7,8 @@
 #include <thread>
 #include <vector>
 
-#include "memory/pool.hpp"
-#include "memory/replace_owned.hpp"
+#include "arenafem/memory/pool.hpp"
+#include "arenafem/memory/replace_owned.hpp"
 #include "support/checked_resource.hpp"
 
 namespace afem::memory {

@@ -11,9 +11,9 @@
 #include <string>
 #include <vector>
 
-#include "memory/arena.hpp"
-#include "memory/radix_sort.hpp"
-#include "memory/temporary.hpp"
+#include "arenafem/memory/arena.hpp"
+#include "arenafem/memory/radix_sort.hpp"
+#include "arenafem/memory/temporary.hpp"
 #include "support/backend.hpp"
 #include "support/backend_test.hpp"
 #include "support/thread_count.hpp"

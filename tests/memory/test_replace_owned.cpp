@@ -3,8 +3,8 @@
 #include <cstdint>
 #include <stdexcept>
 
-#include "memory/arena.hpp"
-#include "memory/replace_owned.hpp"
+#include "arenafem/memory/arena.hpp"
+#include "arenafem/memory/replace_owned.hpp"
 #include "support/checked_resource.hpp"
 
 namespace afem::memory {

@@ -12,9 +12,9 @@
 #include <string>
 #include <vector>
 
-#include "memory/arena.hpp"
-#include "memory/sort_rows.hpp"
-#include "memory/temporary.hpp"
+#include "arenafem/memory/arena.hpp"
+#include "arenafem/memory/sort_rows.hpp"
+#include "arenafem/memory/temporary.hpp"
 #include "support/backend.hpp"
 #include "support/backend_test.hpp"
 #include "support/thread_count.hpp"

@@ -4,8 +4,8 @@
 #include <type_traits>
 #include <vector>
 
-#include "memory/pool.hpp"
-#include "memory/temporary.hpp"
+#include "arenafem/memory/pool.hpp"
+#include "arenafem/memory/temporary.hpp"
 #include "support/checked_resource.hpp"
 
 namespace afem::memory {

@@ -16,10 +16,10 @@
 #include <random>
 #include <vector>
 
-#include "memory/arena.hpp"
-#include "memory/device_resource.hpp"
-#include "memory/temporary.hpp"
-#include "memory/thrust_allocator.hpp"
+#include "arenafem/memory/arena.hpp"
+#include "arenafem/memory/device_resource.hpp"
+#include "arenafem/memory/temporary.hpp"
+#include "arenafem/memory/thrust_allocator.hpp"
 #include "support/backend.hpp"
 
 #if defined(_OPENMP) && !AFEM_HAS_CUDA

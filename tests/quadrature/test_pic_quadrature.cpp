@@ -12,8 +12,8 @@
 
 #include "../fem/reference_assembly.hpp"
 #include "../fem/unit_box.hpp"
-#include "geometry/partition.hpp"
-#include "quadrature/pic_quadrature.hpp"
+#include "arenafem/geometry/partition.hpp"
+#include "arenafem/quadrature/pic_quadrature.hpp"
 #include "support/backend.hpp"
 #include "support/backend_test.hpp"
 

@@ -5,8 +5,8 @@
 #include <cmath>
 #include <string>
 
-#include "memory/error.hpp"
-#include "quadrature/reference_rule.hpp"
+#include "arenafem/memory/error.hpp"
+#include "arenafem/quadrature/reference_rule.hpp"
 
 namespace afem::quadrature {
 namespace {

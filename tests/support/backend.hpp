@@ -9,12 +9,12 @@
 #include <memory>
 #include <vector>
 
-#include "memory/array_view.hpp"
-#include "memory/config.hpp"
-#include "memory/device_resource.hpp"
+#include "arenafem/memory/array_view.hpp"
+#include "arenafem/memory/config.hpp"
+#include "arenafem/memory/device_resource.hpp"
 
 #if AFEM_HAS_CUDA
-#include "memory/detail/cuda_check.hpp"
+#include "arenafem/memory/detail/cuda_check.hpp"
 #endif
 
 namespace afem::test {

@@ -8,9 +8,9 @@
 
 #include <memory>
 
-#include "memory/arena.hpp"
-#include "memory/device_resource.hpp"
-#include "memory/pool.hpp"
+#include "arenafem/memory/arena.hpp"
+#include "arenafem/memory/device_resource.hpp"
+#include "arenafem/memory/pool.hpp"
 #include "support/backend.hpp"
 
 namespace afem::test {

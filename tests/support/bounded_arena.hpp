@@ -9,9 +9,9 @@
 #include <cstddef>
 #include <string>
 
-#include "memory/arena.hpp"
-#include "memory/error.hpp"
-#include "memory/pool.hpp"
+#include "arenafem/memory/arena.hpp"
+#include "arenafem/memory/error.hpp"
+#include "arenafem/memory/pool.hpp"
 
 namespace afem::test {
 

@@ -10,8 +10,8 @@
 #include <map>
 #include <mutex>
 
-#include "memory/error.hpp"
-#include "memory/host_resource.hpp"
+#include "arenafem/memory/error.hpp"
+#include "arenafem/memory/host_resource.hpp"
 
 namespace afem::test {
 

@@ -8,10 +8,10 @@
 
 #include <string>
 
-#include "memory/device_resource.hpp"
-#include "memory/error.hpp"
-#include "memory/failing_resource.hpp"
-#include "memory/pool.hpp"
+#include "arenafem/memory/device_resource.hpp"
+#include "arenafem/memory/error.hpp"
+#include "arenafem/memory/failing_resource.hpp"
+#include "arenafem/memory/pool.hpp"
 
 namespace afem::test {
 

@@ -3,8 +3,8 @@
 /// @file
 /// The call each compile-fail case makes: a Q1 bilinear form on a 2D grid into a BsrMatrix<B>.
 
-#include "fem/integrate.hpp"
-#include "geometry/grid.hpp"
+#include "arenafem/fem/integrate.hpp"
+#include "arenafem/geometry/grid.hpp"
 
 namespace compile_fail {
 
