@@ -88,6 +88,33 @@ void validate_cells(std::span<const double> positions, std::span<const std::int3
   }
 }
 
+/// The sorted vertex tuple of `count` vertices (padded with INT_MAX), the key sides are matched by.
+AFEM_HOST_DEVICE inline void side_key(const std::int32_t* vertices, int count,
+                                      std::int32_t (&tuple)[max_side_vertices]) {
+  for (int j = 0; j < max_side_vertices; ++j) {
+    tuple[j] = j < count ? vertices[j] : INT_MAX;
+  }
+  for (int a = 1; a < count; ++a) {  // insertion sort of at most 4 values
+    for (int b = a; b > 0 && tuple[b - 1] > tuple[b]; --b) {
+      const std::int32_t t = tuple[b];
+      tuple[b] = tuple[b - 1];
+      tuple[b - 1] = t;
+    }
+  }
+}
+
+/// The key of local side `local` of cell `c` (see side_key).
+template <class Cell>
+AFEM_HOST_DEVICE void cell_side_key(ArrayView<const std::int32_t> cells, std::int32_t c, int local,
+                                    std::int32_t (&tuple)[max_side_vertices]) {
+  std::int32_t vertices[max_side_vertices] = {0, 0, 0, 0};
+  for (int j = 0; j < Cell::side_vertex_count; ++j) {
+    vertices[j] =
+        cells[static_cast<std::size_t>(c) * Cell::vertex_count + Cell::side_vertex(local, j)];
+  }
+  side_key(vertices, Cell::side_vertex_count, tuple);
+}
+
 /// Topology in fresh buffers, swapped into the mesh only when complete.
 struct Topology {
   Temporary<std::int32_t> side_cells;
@@ -122,26 +149,14 @@ Topology build_topology(ArrayView<const std::int32_t> cells, memory::Pool& pool,
   const auto id = side_of.view();
 
   // Each (cell, local side) gets the sorted tuple of its global vertex indices as key.
-  thrust::for_each_n(
-      policy, thrust::counting_iterator<std::int32_t>(0), n, [=] AFEM_HOST_DEVICE(std::int32_t e) {
-        const std::int32_t c = e / sides_per_cell;
-        const int local = e % sides_per_cell;
-        std::int32_t tuple[max_side_vertices] = {INT_MAX, INT_MAX, INT_MAX, INT_MAX};
-        for (int j = 0; j < vertices_per_side; ++j) {
-          tuple[j] =
-              cells[static_cast<std::size_t>(c) * vertices_per_cell + Cell::side_vertex(local, j)];
-        }
-        for (int a = 1; a < vertices_per_side; ++a) {  // insertion sort of at most 4 values
-          for (int b = a; b > 0 && tuple[b - 1] > tuple[b]; --b) {
-            const std::int32_t t = tuple[b];
-            tuple[b] = tuple[b - 1];
-            tuple[b - 1] = t;
-          }
-        }
-        for (int j = 0; j < max_side_vertices; ++j) {
-          k[static_cast<std::size_t>(e) * max_side_vertices + j] = tuple[j];
-        }
-      });
+  thrust::for_each_n(policy, thrust::counting_iterator<std::int32_t>(0), n,
+                     [=] AFEM_HOST_DEVICE(std::int32_t e) {
+                       std::int32_t tuple[max_side_vertices];
+                       cell_side_key<Cell>(cells, e / sides_per_cell, e % sides_per_cell, tuple);
+                       for (int j = 0; j < max_side_vertices; ++j) {
+                         k[static_cast<std::size_t>(e) * max_side_vertices + j] = tuple[j];
+                       }
+                     });
   memory::sort_rows(k, max_side_vertices, o, arena);
   auto same_key = [=] AFEM_HOST_DEVICE(std::int32_t a, std::int32_t b) {
     for (int j = 0; j < max_side_vertices; ++j) {
@@ -275,21 +290,6 @@ Topology build_topology(ArrayView<const std::int32_t> cells, memory::Pool& pool,
                   std::move(side_tags_buffer)};
 }
 
-/// The sorted vertex tuple of `count` vertices (padded with INT_MAX), the key sides are matched by.
-AFEM_HOST_DEVICE inline void side_key(const std::int32_t* vertices, int count,
-                                      std::int32_t (&tuple)[max_side_vertices]) {
-  for (int j = 0; j < max_side_vertices; ++j) {
-    tuple[j] = j < count ? vertices[j] : INT_MAX;
-  }
-  for (int a = 1; a < count; ++a) {  // insertion sort of at most 4 values
-    for (int b = a; b > 0 && tuple[b - 1] > tuple[b]; --b) {
-      const std::int32_t t = tuple[b];
-      tuple[b] = tuple[b - 1];
-      tuple[b - 1] = t;
-    }
-  }
-}
-
 /// Writes into `topology.side_tags` the tag of every side listed in `tagged_vertices` (side
 /// vertex tuples) with `tagged_tags`; other sides keep 0. Throws afem::Error naming the first
 /// tagged side that is not a side of any cell, or two tagged sides with the same vertices.
@@ -299,7 +299,6 @@ void match_tagged_sides(ArrayView<const std::int32_t> cells,
                         ArrayView<const std::int32_t> tagged_tags, Topology& topology,
                         memory::Arena& arena) {
   using Cell = ReferenceCell<Type>;
-  constexpr int vertices_per_cell = Cell::vertex_count;
   constexpr int vertices_per_side = Cell::side_vertex_count;
   const auto tagged = static_cast<std::int32_t>(tagged_tags.size());
   if (tagged == 0) {
@@ -358,34 +357,28 @@ void match_tagged_sides(ArrayView<const std::int32_t> cells,
   const auto side_cells = ArrayView<const std::int32_t>(topology.side_cells.view());
   const auto side_local = ArrayView<const std::uint8_t>(topology.side_local.view());
   const auto side_tags = topology.side_tags.view();
-  thrust::for_each_n(
-      policy, thrust::counting_iterator<std::int32_t>(0),
-      static_cast<std::int32_t>(side_tags.size()), [=] AFEM_HOST_DEVICE(std::int32_t side) {
-        const std::int32_t c = side_cells[2 * static_cast<std::size_t>(side)];
-        const int local = side_local[2 * static_cast<std::size_t>(side)];
-        std::int32_t vertices[max_side_vertices] = {0, 0, 0, 0};
-        for (int j = 0; j < vertices_per_side; ++j) {
-          vertices[j] =
-              cells[static_cast<std::size_t>(c) * vertices_per_cell + Cell::side_vertex(local, j)];
-        }
-        std::int32_t tuple[max_side_vertices];
-        side_key(vertices, vertices_per_side, tuple);
-        std::int32_t low = 0;
-        std::int32_t high = tagged;
-        while (low < high) {  // first sorted entry not below the side's key
-          const std::int32_t mid = low + (high - low) / 2;
-          if (compare(o[static_cast<std::size_t>(mid)], tuple) < 0) {
-            low = mid + 1;
-          } else {
-            high = mid;
-          }
-        }
-        if (low < tagged && compare(o[static_cast<std::size_t>(low)], tuple) == 0) {
-          const auto t = static_cast<std::size_t>(o[static_cast<std::size_t>(low)]);
-          side_tags[static_cast<std::size_t>(side)] = tagged_tags[t];
-          m[t] = 1;
-        }
-      });
+  thrust::for_each_n(policy, thrust::counting_iterator<std::int32_t>(0),
+                     static_cast<std::int32_t>(side_tags.size()),
+                     [=] AFEM_HOST_DEVICE(std::int32_t side) {
+                       std::int32_t tuple[max_side_vertices];
+                       cell_side_key<Cell>(cells, side_cells[2 * static_cast<std::size_t>(side)],
+                                           side_local[2 * static_cast<std::size_t>(side)], tuple);
+                       std::int32_t low = 0;
+                       std::int32_t high = tagged;
+                       while (low < high) {  // first sorted entry not below the side's key
+                         const std::int32_t mid = low + (high - low) / 2;
+                         if (compare(o[static_cast<std::size_t>(mid)], tuple) < 0) {
+                           low = mid + 1;
+                         } else {
+                           high = mid;
+                         }
+                       }
+                       if (low < tagged && compare(o[static_cast<std::size_t>(low)], tuple) == 0) {
+                         const auto t = static_cast<std::size_t>(o[static_cast<std::size_t>(low)]);
+                         side_tags[static_cast<std::size_t>(side)] = tagged_tags[t];
+                         m[t] = 1;
+                       }
+                     });
   const std::int32_t unmatched = *thrust::find_if(
       policy, thrust::counting_iterator<std::int32_t>(0),
       thrust::counting_iterator<std::int32_t>(tagged),
