@@ -9,6 +9,7 @@
 #include <thrust/iterator/counting_iterator.h>
 
 #include <cstdint>
+#include <string>
 
 #include "arenafem/fem/detail/check_size.hpp"
 #include "arenafem/geometry/side_tag_set.hpp"
@@ -91,11 +92,14 @@ void boundary_dofs(const Space& space, memory::ArrayView<std::uint8_t> mask,
 /// Sets mask[dof] = 1 for every dof of a node on a boundary side whose tag is in `tags` (Gmsh
 /// physical groups of sides; box_side_tag on grids and box meshes) and 0 elsewhere. A node shared
 /// with an untagged side is marked too (a corner belongs to both of its sides). Throws afem::Error
-/// when a tag has no boundary side (see geometry::check_boundary_tags), leaving `mask` unchanged.
+/// when `tags` is empty or a tag has no boundary side (see geometry::check_boundary_tags), leaving
+/// `mask` unchanged.
 template <class Space>
 void boundary_dofs(const Space& space, memory::ArrayView<std::uint8_t> mask,
                    const geometry::SideTagSet& tags, memory::Arena& scratch) {
   detail::check_size(mask.size(), space.dof_count(), "boundary_dofs");
+  AFEM_EXPECTS(!tags.empty(), std::string("boundary_dofs: no side tags given; the overload "
+                                          "without tags marks the whole boundary"));
   geometry::check_boundary_tags(space.geometry(), tags, scratch, "boundary_dofs");
   detail::mark_boundary_dofs(space, mask, scratch, tags, false);
 }

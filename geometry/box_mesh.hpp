@@ -10,12 +10,13 @@
 #include <vector>
 
 #include "arenafem/geometry/mesh_data.hpp"
+#include "arenafem/memory/config.hpp"
 
 namespace afem::geometry {
 
 /// The tag of the boundary sides on the low (`high` false) or high face of a box across `axis`,
 /// as box_mesh and Grid give them: 1 and 2 for x, 3 and 4 for y, 5 and 6 for z.
-[[nodiscard]] constexpr std::int32_t box_side_tag(int axis, bool high) {
+[[nodiscard]] AFEM_HOST_DEVICE constexpr std::int32_t box_side_tag(int axis, bool high) {
   return 2 * axis + (high ? 2 : 1);
 }
 

@@ -26,7 +26,8 @@ void check_boundary_tags(const G& geometry, const SideTagSet& tags, memory::Aren
 /// buffer it owns ("TaggedBoundary.sides" in the pool's ledger), built on the backend at
 /// construction and released with the object. It refers to the geometry, which must outlive it;
 /// a mesh whose topology is rebuilt needs a new TaggedBoundary. Construction throws afem::Error
-/// (see check_boundary_tags) when a tag has no boundary side.
+/// (see check_boundary_tags) when a tag has no boundary side. Compiled for the library's
+/// geometries (Grid2D, Grid3D, Trimesh, Quadmesh, Tetmesh, Hexmesh).
 template <class G>
 class TaggedBoundary {
 public:

@@ -81,9 +81,6 @@ public:
                  "(PartitionCapacity::sides is false)");
   }
 
-  explicit DomainBase(const geometry::TaggedBoundary<G>& tagged) requires(Kind == ElementKind::side)
-      : geometry_(&tagged.geometry()), tagged_(&tagged) {}
-
   [[nodiscard]] const G& geometry() const { return *geometry_; }
   /// The partition the domain was built from; nullptr for a whole-geometry domain.
   [[nodiscard]] const Partition* partition() const { return partition_; }
@@ -108,6 +105,11 @@ public:
       return std::min<std::int64_t>(geometry_->side_count(), cells * G::View::Cell::side_count);
     }
   }
+
+protected:
+  /// For BoundarySides only (the class that names it): the sides of a TaggedBoundary.
+  explicit DomainBase(const geometry::TaggedBoundary<G>& tagged)
+      : geometry_(&tagged.geometry()), tagged_(&tagged) {}
 
 private:
   const G* geometry_;
@@ -176,6 +178,8 @@ public:
   explicit BoundarySides(const G& geometry) : Base(geometry) {}
   explicit BoundarySides(const typename Base::Partition& partition) : Base(partition) {}
   explicit BoundarySides(const geometry::TaggedBoundary<G>& tagged) : Base(tagged) {}
+  /// A domain refers to its TaggedBoundary, which must outlive it.
+  explicit BoundarySides(const geometry::TaggedBoundary<G>&& tagged) = delete;
 };
 
 template <geometry::Geometry G>

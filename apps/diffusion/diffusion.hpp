@@ -145,7 +145,8 @@ struct Problem {
   std::vector<std::pair<std::int32_t, double>> neumann;
 
   /// Throws afem::Error for Neumann data without a source, without Dirichlet tags (the whole
-  /// boundary would be Dirichlet) or on a Dirichlet tag, and for a viscosity that is not positive.
+  /// boundary would be Dirichlet), on a Dirichlet tag or twice on one tag, and for a viscosity
+  /// that is not positive.
   void check() const {
     AFEM_EXPECTS(viscosity > 0.0,
                  "diffusion: the viscosity is " + std::to_string(viscosity) + ", expected > 0");
@@ -158,9 +159,14 @@ struct Problem {
     AFEM_EXPECTS(!dirichlet.empty(),
                  "diffusion: Neumann data needs the Dirichlet sides named (without them the whole "
                  "boundary is Dirichlet)");
-    for (const auto& [tag, value] : neumann) {
+    for (std::size_t i = 0; i < neumann.size(); ++i) {
+      const std::int32_t tag = neumann[i].first;
       AFEM_EXPECTS(!dirichlet.contains(tag),
                    "diffusion: side tag " + std::to_string(tag) + " is both Dirichlet and Neumann");
+      for (std::size_t j = 0; j < i; ++j) {
+        AFEM_EXPECTS(neumann[j].first != tag,
+                     "diffusion: side tag " + std::to_string(tag) + " has Neumann data twice");
+      }
     }
   }
 };

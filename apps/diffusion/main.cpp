@@ -178,7 +178,11 @@ apps::diffusion::Problem problem_of(
   for (const std::string& text : options.dirichlet) {
     dirichlet.push_back(resolve_tag("--dirichlet", text, names));
   }
-  problem.dirichlet = geometry::SideTagSet(dirichlet);
+  try {
+    problem.dirichlet = geometry::SideTagSet(dirichlet);
+  } catch (const Error& error) {
+    throw Error("diffusion: --dirichlet: " + std::string(error.what()));
+  }
   for (const auto& [text, flux] : options.neumann) {
     problem.neumann.emplace_back(resolve_tag("--neumann", text, names), flux);
   }

@@ -172,6 +172,8 @@ TEST_F(DiffusionGmsh, RefusesInconsistentBoundaryData) {
   problem.dirichlet = {7};
   problem.neumann = {{7, 1.0}};
   EXPECT_NE(message(problem).find("side tag 7 is both Dirichlet and Neumann"), std::string::npos);
+  problem.neumann = {{8, 1.0}, {8, 2.0}};
+  EXPECT_NE(message(problem).find("side tag 8 has Neumann data twice"), std::string::npos);
   problem.neumann = {{8, 1.0}};
   problem.source.reset();
   EXPECT_NE(message(problem).find("Neumann data needs a source"), std::string::npos);

@@ -16,9 +16,9 @@
 #include "arenafem/fem/integrate.hpp"
 #include "arenafem/fem/interpolate.hpp"
 #include "arenafem/fem/space_restriction.hpp"
-#include "field_at.hpp"
 #include "arenafem/geometry/grid.hpp"
 #include "arenafem/quadrature/pic_quadrature.hpp"
+#include "field_at.hpp"
 #include "support/backend.hpp"
 #include "support/backend_test.hpp"
 

@@ -166,6 +166,15 @@ TYPED_TEST(GeometryIntegrateTest, MeasuresTheBoxAndItsBoundary) {
 // Sides selected by tag: the measure of two faces of the unit box, and a load over them whose
 // entries sum to that measure (the basis sums to one).
 TYPED_TEST(GeometryIntegrateTest, TaggedBoundarySidesCoverTheirFaces) {
+  // Only BoundarySides takes a TaggedBoundary, and not a temporary one (it keeps a pointer).
+  static_assert(std::is_constructible_v<quadrature::BoundarySides<TypeParam>,
+                                        const geometry::TaggedBoundary<TypeParam>&>);
+  static_assert(!std::is_constructible_v<quadrature::BoundarySides<TypeParam>,
+                                         geometry::TaggedBoundary<TypeParam>&&>);
+  static_assert(!std::is_constructible_v<quadrature::Sides<TypeParam>,
+                                         const geometry::TaggedBoundary<TypeParam>&>);
+  static_assert(!std::is_constructible_v<quadrature::Cells<TypeParam>,
+                                         const geometry::TaggedBoundary<TypeParam>&>);
   auto geometry = test::UnitBox<TypeParam>::make(3, *this->pool_, *this->arena_);
   const geometry::TaggedBoundary<TypeParam> faces(
       *geometry, {geometry::box_side_tag(0, true), geometry::box_side_tag(1, false)}, *this->pool_,

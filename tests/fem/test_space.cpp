@@ -237,6 +237,9 @@ TYPED_TEST(SpaceTest, MarksTheNodesOnTaggedFacesOnly) {
         << error.what();
   }
   EXPECT_EQ(test::copy_to_host(memory::ArrayView<const std::uint8_t>(mask.view())), marked);
+  // No tags: refused (the overload without tags is the whole boundary), not an empty mask.
+  EXPECT_THROW(boundary_dofs(space, mask.view(), geometry::SideTagSet{}, *this->arena_), Error);
+  EXPECT_EQ(test::copy_to_host(memory::ArrayView<const std::uint8_t>(mask.view())), marked);
 }
 
 // A SpacePartition numbers the nodes that touch the selected cells compactly, in increasing

@@ -8,10 +8,10 @@
 #include <span>
 #include <vector>
 
-#include "geometry/checks.hpp"
 #include "arenafem/geometry/grid.hpp"
 #include "arenafem/geometry/partition.hpp"
 #include "arenafem/memory/copy.hpp"
+#include "geometry/checks.hpp"
 #include "support/backend_test.hpp"
 
 namespace afem::geometry {

@@ -17,11 +17,11 @@
 #include <vector>
 
 #include "arenafem/geometry/box_mesh.hpp"
-#include "geometry/checks.hpp"
 #include "arenafem/geometry/gmsh.hpp"
 #include "arenafem/geometry/mesh.hpp"
 #include "arenafem/memory/copy.hpp"
 #include "arenafem/memory/thrust_allocator.hpp"
+#include "geometry/checks.hpp"
 #include "support/backend.hpp"
 #include "support/backend_test.hpp"
 #include "support/bounded_arena.hpp"

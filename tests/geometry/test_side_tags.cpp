@@ -10,13 +10,13 @@
 #include <string>
 #include <vector>
 
-#include "fem/unit_box.hpp"
 #include "arenafem/geometry/box_mesh.hpp"
 #include "arenafem/geometry/grid.hpp"
 #include "arenafem/geometry/mesh.hpp"
 #include "arenafem/geometry/tagged_boundary.hpp"
 #include "arenafem/memory/error.hpp"
 #include "arenafem/memory/thrust_allocator.hpp"
+#include "fem/unit_box.hpp"
 #include "support/backend.hpp"
 #include "support/backend_test.hpp"
 
