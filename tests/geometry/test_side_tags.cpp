@@ -77,7 +77,8 @@ TYPED_TEST(SideTagTest, BoundarySidesCarryTheTagOfTheirBoxFace) {
   const TaggedBoundary<TypeParam> faces(*geometry, {box_side_tag(0, false), box_side_tag(1, true)},
                                         *this->pool_, *this->arena_);
   EXPECT_EQ(faces.side_count(), 2 * per_face);
-  const auto* owned = this->pool_->ledger().find("TaggedBoundary.sides");
+  const memory::LedgerSnapshot ledger = this->pool_->ledger();
+  const auto* owned = ledger.find("TaggedBoundary.sides");
   ASSERT_NE(owned, nullptr);
   EXPECT_EQ(owned->live_count, 1U);
   const std::vector<std::int32_t> selected = test::copy_to_host(faces.sides());
@@ -104,7 +105,8 @@ TYPED_TEST(SideTagTest, ATagNoBoundarySideHasIsRefusedByName) {
     EXPECT_EQ(std::string(error.what()), expected);
   }
   EXPECT_EQ(this->arena_->stats().live_handles, 0U);
-  const auto* owned = this->pool_->ledger().find("TaggedBoundary.sides");
+  const memory::LedgerSnapshot ledger = this->pool_->ledger();
+  const auto* owned = ledger.find("TaggedBoundary.sides");
   EXPECT_TRUE(owned == nullptr || owned->live_count == 0U);
 }
 
