@@ -203,6 +203,18 @@ public:
     memory::replace_owned(column_rows_, memory::Temporary<std::int32_t>{});
   }
 
+  /// Takes `other`'s pattern and values as this matrix's new ones, through set_pattern (a new
+  /// pattern id); `other`, which must be in the same pool, is left empty.
+  void replace_with(BsrMatrix&& other) {
+    AFEM_EXPECTS(other.pool_ == pool_,
+                 "BsrMatrix::replace_with: the matrices are in different pools");
+    const std::int32_t rows = std::exchange(other.block_rows_, 0);
+    const std::int32_t cols = std::exchange(other.block_columns_, 0);
+    other.pattern_id_ = 0;
+    set_pattern(rows, cols, std::move(other.offsets_), std::move(other.columns_),
+                std::move(other.values_));
+  }
+
   /// Names the current pattern: a new one (set_pattern, a new assembly plan) gets a new id, unique
   /// in the process; 0 before any.
   [[nodiscard]] std::uint64_t pattern_id() const { return pattern_id_; }

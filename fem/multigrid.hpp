@@ -1,0 +1,740 @@
+#pragma once
+
+/// @file
+/// Multigrid<B>: a multigrid V-cycle preconditioner for a symmetric positive definite BsrMatrix
+/// with B x B blocks, built from prolongations P (each level's operator is the Galerkin product
+/// P^T A P of the finer one). Two ways to coarsen: geometric, for a matrix on the vertices of a
+/// Grid2D/Grid3D (multilinear interpolation from the grid with half the cells per axis), and
+/// algebraic by smoothed aggregation, for a matrix from any mesh. Each level smooths with a
+/// Chebyshev polynomial in D^-1 A (symmetric, parallel, deterministic) and the coarsest level is
+/// solved exactly by a dense Cholesky factor. The cycle is symmetric and positive definite, so cg
+/// takes it as its preconditioner: cg(as_operator(a), b, x, scratch, options, multigrid).
+
+#include <thrust/for_each.h>
+#include <thrust/iterator/counting_iterator.h>
+#include <thrust/scan.h>
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <cstdint>
+#include <span>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "arenafem/fem/bsr_matrix.hpp"
+#include "arenafem/fem/solvers.hpp"
+#include "arenafem/fem/sparse_product.hpp"
+#include "arenafem/fem/vector_ops.hpp"
+#include "arenafem/memory/arena.hpp"
+#include "arenafem/memory/array_view.hpp"
+#include "arenafem/memory/copy.hpp"
+#include "arenafem/memory/error.hpp"
+#include "arenafem/memory/pool.hpp"
+#include "arenafem/memory/replace_owned.hpp"
+#include "arenafem/memory/temporary.hpp"
+#include "arenafem/memory/thrust_allocator.hpp"
+
+namespace afem::fem {
+
+/// How a Multigrid is built and cycled.
+struct MultigridOptions {
+  /// Degree of the Chebyshev smoother, before and after the coarse correction.
+  int smoothing_degree = 2;
+  /// The smoother damps the eigenvalues of D^-1 A in [upper / smoothing_range, upper], upper
+  /// 1.1 times the largest one's estimate (power iteration).
+  double smoothing_range = 15.0;
+  /// Coarsening stops at a level with at most this many scalar rows, solved by dense Cholesky.
+  std::int64_t coarse_rows = 150;
+  int max_levels = 25;
+  /// Smoothed aggregation: a block a_ij (i != j) is a strong connection when it is not zero and
+  /// ||a_ij|| >= strength * sqrt(||a_ii|| ||a_jj||) (Frobenius norms). 0 takes every nonzero
+  /// block (right for isotropic problems; Q1 hexes have couplings of 1/32 of the diagonal).
+  double strength = 0.0;
+};
+
+namespace detail {
+
+/// The 1D rule of the geometric coarsening: fine vertex i of a line of n cells takes its value
+/// from coarse vertices first/second (weight 1 on first alone when second < 0). The coarse line
+/// has (n + 1) / 2 cells, its vertex k at fine vertex min(2k, n).
+struct LineParents {
+  std::int32_t first = 0;
+  std::int32_t second = -1;
+};
+AFEM_HOST_DEVICE inline LineParents line_parents(std::int32_t i, std::int32_t n) {
+  if (i % 2 == 0) {
+    return {i / 2, -1};
+  }
+  if (i == n) {
+    return {(n + 1) / 2, -1};
+  }
+  return {i / 2, i / 2 + 1};
+}
+
+/// Row i of the prolongation from the coarse grid to the fine one (D axes, vertices x fastest):
+/// writes its coarse columns (increasing) and weights, gives their count (1 to 2^D).
+template <int D>
+struct GridProlongationRows {
+  std::array<std::int32_t, D> fine{};  // cells per axis
+  AFEM_HOST_DEVICE int row(std::int32_t vertex, std::int32_t* columns, double* weights) const {
+    LineParents parents[D];
+    for (int d = 0; d < D; ++d) {
+      parents[d] = line_parents(vertex % (fine[d] + 1), fine[d]);
+      vertex /= fine[d] + 1;
+    }
+    int count = 1;
+    columns[0] = 0;
+    weights[0] = 1.0;
+    std::int32_t stride = 1;
+    std::int32_t stride_next = 1;
+    for (int d = 0; d < D; ++d) {
+      stride = stride_next;
+      stride_next = stride * ((fine[d] + 1) / 2 + 1);
+      if (parents[d].second < 0) {
+        for (int c = 0; c < count; ++c) {
+          columns[c] += parents[d].first * stride;
+        }
+        continue;
+      }
+      // Outer axes vary slower: the second parent's columns all follow the first's.
+      for (int c = 0; c < count; ++c) {
+        columns[count + c] = columns[c] + parents[d].second * stride;
+        weights[count + c] = weights[c] * 0.5;
+        columns[c] += parents[d].first * stride;
+        weights[c] *= 0.5;
+      }
+      count *= 2;
+    }
+    // Sorted by the slowest axis first: the doubling above keeps that order per axis.
+    for (int c = 1; c < count; ++c) {
+      for (int e = c; e > 0 && columns[e - 1] > columns[e]; --e) {
+        std::swap(columns[e - 1], columns[e]);
+        std::swap(weights[e - 1], weights[e]);
+      }
+    }
+    return count;
+  }
+};
+
+/// Writes a BsrMatrix<B> whose rows come from `rows.row(i, columns, weights)` (at most 8 blocks
+/// each; each block is weight * I) into `p`, pattern and values.
+template <int B, class Rows>
+void fill_weighted_identity_blocks(const Rows& rows, std::int32_t block_rows,
+                                   std::int32_t block_columns, BsrMatrix<B>& p,
+                                   memory::Arena& scratch) {
+  memory::Pool& pool = p.pool();
+  const auto n = static_cast<std::size_t>(block_rows);
+  auto offsets = memory::borrow_temporary<std::int32_t>(pool, n + 1, "BsrMatrix.offsets");
+  const memory::ArrayView<std::int32_t> off = offsets.view();
+  auto policy = memory::arena_policy(scratch, "multigrid.thrust");
+  const auto count = thrust::counting_iterator<std::size_t>(0);
+  thrust::for_each_n(policy, count, n + 1, [=] AFEM_HOST_DEVICE(std::size_t i) {
+    std::int32_t columns[8];
+    double weights[8];
+    off[i] = i == 0 ? 0 : rows.row(static_cast<std::int32_t>(i - 1), columns, weights);
+  });
+  thrust::inclusive_scan(policy, off.begin(), off.end(), off.begin());
+  std::int32_t blocks = 0;
+  memory::copy_to_host(std::span<std::int32_t>(&blocks, 1),
+                       memory::ArrayView<const std::int32_t>(off).subview(n, 1), pool.stream());
+  auto columns = memory::borrow_temporary<std::int32_t>(pool, static_cast<std::size_t>(blocks),
+                                                        "BsrMatrix.columns");
+  auto values = memory::borrow_temporary<double>(pool, static_cast<std::size_t>(blocks) * B * B,
+                                                 "BsrMatrix.values");
+  const memory::ArrayView<std::int32_t> c = columns.view();
+  const memory::ArrayView<double> v = values.view();
+  thrust::for_each_n(policy, count, n, [=] AFEM_HOST_DEVICE(std::size_t i) {
+    std::int32_t cols[8];
+    double weights[8];
+    const int k = rows.row(static_cast<std::int32_t>(i), cols, weights);
+    for (int e = 0; e < k; ++e) {
+      const auto at = static_cast<std::size_t>(off[i] + e);
+      c[at] = cols[e];
+      for (int q = 0; q < B * B; ++q) {
+        v[at * B * B + static_cast<std::size_t>(q)] = q % (B + 1) == 0 ? weights[e] : 0.0;
+      }
+    }
+  });
+  pool.stream().synchronize();
+  p.set_pattern(block_rows, block_columns, std::move(offsets), std::move(columns),
+                std::move(values));
+}
+
+/// Power iteration for the largest eigenvalue of D^-1 A (`inverse_diagonal`: one value per
+/// scalar row), from a fixed start vector: the same estimate on every backend and thread count.
+template <int B>
+double estimate_largest_eigenvalue(const BsrMatrix<B>& a,
+                                   memory::ArrayView<const double> inverse_diagonal,
+                                   memory::Arena& scratch) {
+  const auto n = static_cast<std::size_t>(a.rows());
+  auto xs = memory::borrow_temporary<double>(scratch, n, "multigrid.power_x");
+  auto ys = memory::borrow_temporary<double>(scratch, n, "multigrid.power_y");
+  const memory::ArrayView<double> x = xs.view();
+  const memory::ArrayView<double> y = ys.view();
+  auto policy = memory::arena_policy(scratch, "multigrid.thrust");
+  const auto count = thrust::counting_iterator<std::size_t>(0);
+  thrust::for_each_n(policy, count, n, [=] AFEM_HOST_DEVICE(std::size_t i) {
+    // A hash in [-1, 1]: every eigenvector has a share, the smooth ones no more than others.
+    std::uint64_t h = (static_cast<std::uint64_t>(i) + 1) * 0x9E3779B97F4A7C15ULL;
+    h ^= h >> 29;
+    h *= 0xBF58476D1CE4E5B9ULL;
+    h ^= h >> 32;
+    x[i] = static_cast<double>(h % 2001) / 1000.0 - 1.0;
+  });
+  double lambda = 0.0;
+  for (int iteration = 0; iteration < 15; ++iteration) {
+    scale(x, 1.0 / norm(x, scratch), scratch);
+    spmv(a, x, y, scratch);
+    thrust::for_each_n(policy, count, n,
+                       [=] AFEM_HOST_DEVICE(std::size_t i) { y[i] *= inverse_diagonal[i]; });
+    lambda = norm(y, scratch);
+    copy(y, x, scratch);
+    if (!(lambda > 0.0)) {
+      break;
+    }
+  }
+  return lambda;
+}
+
+/// L L^T = A for the dense symmetric n x n matrix in `l` (row-major), in place on the backend in
+/// one thread; `status` gets 0, or 1 + the first column whose pivot is not positive (relative to
+/// its diagonal entry).
+struct DenseCholesky {
+  memory::ArrayView<double> l;
+  memory::ArrayView<std::int32_t> status;
+  std::size_t n = 0;
+  AFEM_HOST_DEVICE void operator()(std::size_t) const {
+    status[0] = 0;
+    for (std::size_t j = 0; j < n; ++j) {
+      double pivot = l[j * n + j];
+      const double reference = std::abs(pivot);
+      for (std::size_t k = 0; k < j; ++k) {
+        pivot -= l[j * n + k] * l[j * n + k];
+      }
+      if (!(pivot > 1e-11 * reference)) {
+        status[0] = static_cast<std::int32_t>(j) + 1;
+        return;
+      }
+      const double root = std::sqrt(pivot);
+      l[j * n + j] = root;
+      for (std::size_t i = j + 1; i < n; ++i) {
+        double sum = l[i * n + j];
+        for (std::size_t k = 0; k < j; ++k) {
+          sum -= l[i * n + k] * l[j * n + k];
+        }
+        l[i * n + j] = sum / root;
+      }
+    }
+  }
+};
+
+/// x = (L L^T)^-1 b in one thread (the coarsest level is small).
+struct DenseCholeskySolve {
+  memory::ArrayView<const double> l;
+  memory::ArrayView<const double> b;
+  memory::ArrayView<double> x;
+  std::size_t n = 0;
+  AFEM_HOST_DEVICE void operator()(std::size_t) const {
+    for (std::size_t i = 0; i < n; ++i) {
+      double sum = b[i];
+      for (std::size_t k = 0; k < i; ++k) {
+        sum -= l[i * n + k] * x[k];
+      }
+      x[i] = sum / l[i * n + i];
+    }
+    for (std::size_t i = n; i-- > 0;) {
+      double sum = x[i];
+      for (std::size_t k = i + 1; k < n; ++k) {
+        sum -= l[k * n + i] * x[k];
+      }
+      x[i] = sum / l[i * n + i];
+    }
+  }
+};
+
+}  // namespace detail
+
+/// A V-cycle preconditioner M^-1 ~ A^-1 for a symmetric positive definite BsrMatrix<B>. Owns its
+/// hierarchy in the matrix's pool until destroyed or rebuilt: every coarse operator, prolongation
+/// and restriction ("BsrMatrix.*"), the smoothers' inverse diagonals ("Multigrid.inverse_diagonal")
+/// and the coarsest level's dense Cholesky factor ("Multigrid.coarse_factor"). It reads the finest
+/// operator from the matrix it was built on, which must outlive it and keep its values until the
+/// next rebuild. apply() borrows its vectors from the arena and gives them back: a solve takes
+/// nothing from the pool.
+template <int B>
+class Multigrid {
+public:
+  /// Geometric multigrid for `a` on the vertices of a grid with `cells` cells per axis (the Q1
+  /// nodes of Grid2D/Grid3D, numbered x fastest, B unknowns each): each coarser level has half the
+  /// cells per axis, rounded up, and multilinear interpolation between them. Throws afem::Error
+  /// when `a` has another size, and SolverError when a level's operator is not positive definite.
+  template <std::size_t D>
+  Multigrid(const BsrMatrix<B>& a, const std::array<std::int32_t, D>& cells, memory::Arena& scratch,
+            const MultigridOptions& options = {})
+      : options_(options), fine_(&a) {
+    rebuild(a, cells, scratch);
+  }
+
+  /// Algebraic multigrid by smoothed aggregation for `a` from any mesh (B unknowns per node; the
+  /// near-null space is the constants of each unknown). Throws SolverError when a level's operator
+  /// is not positive definite or the coarsest one is singular.
+  Multigrid(const BsrMatrix<B>& a, memory::Arena& scratch, const MultigridOptions& options = {})
+      : options_(options), fine_(&a) {
+    rebuild(a, scratch);
+  }
+
+  /// Rebuilds the geometric hierarchy for `a` (new values or a new pattern); the arrays of the
+  /// levels whose sizes stay are reused through replace_owned. On an error the preconditioner must
+  /// be rebuilt before its next use.
+  template <std::size_t D>
+  void rebuild(const BsrMatrix<B>& a, const std::array<std::int32_t, D>& cells,
+               memory::Arena& scratch) {
+    check_matrix(a);
+    std::int64_t vertices = 1;
+    for (const std::int32_t n : cells) {
+      AFEM_EXPECTS(n >= 1, "Multigrid: a grid axis has " + std::to_string(n) + " cells");
+      vertices *= n + 1;
+    }
+    AFEM_EXPECTS(vertices == a.block_rows(),
+                 "Multigrid: the matrix has " + std::to_string(a.block_rows()) +
+                     " block rows and the grid " + std::to_string(vertices) + " vertices");
+    fine_ = &a;
+    std::array<std::int32_t, D> fine = cells;
+    std::size_t level = 0;
+    const BsrMatrix<B>* current = &a;
+    set_smoother(level, *current, scratch);
+    while (level + 1 < static_cast<std::size_t>(options_.max_levels) &&
+           current->rows() > options_.coarse_rows) {
+      std::array<std::int32_t, D> coarse{};
+      std::int32_t coarse_vertices = 1;
+      bool coarser = false;
+      for (std::size_t d = 0; d < D; ++d) {
+        coarse[d] = (fine[d] + 1) / 2;
+        coarser = coarser || coarse[d] < fine[d];
+        coarse_vertices *= coarse[d] + 1;
+      }
+      if (!coarser) {
+        break;
+      }
+      Level& l = level_at(level);
+      detail::fill_weighted_identity_blocks<B>(detail::GridProlongationRows<D>{fine},
+                                               current->block_rows(), coarse_vertices,
+                                               l.prolongation, scratch);
+      current = &coarsen(level, *current, scratch);
+      fine = coarse;
+      ++level;
+      set_smoother(level, *current, scratch);
+    }
+    finish(level, *current, scratch);
+  }
+
+  /// Rebuilds the smoothed-aggregation hierarchy for `a`. The aggregation runs on the host (the
+  /// matrix's pattern is copied there); the products on the backend.
+  void rebuild(const BsrMatrix<B>& a, memory::Arena& scratch) {
+    check_matrix(a);
+    fine_ = &a;
+    std::size_t level = 0;
+    const BsrMatrix<B>* current = &a;
+    set_smoother(level, *current, scratch);
+    while (level + 1 < static_cast<std::size_t>(options_.max_levels) &&
+           current->rows() > options_.coarse_rows) {
+      Level& l = level_at(level);
+      if (!smoothed_aggregation(*current, l, scratch)) {
+        break;
+      }
+      current = &coarsen(level, *current, scratch);
+      ++level;
+      set_smoother(level, *current, scratch);
+    }
+    finish(level, *current, scratch);
+  }
+
+  /// Scalar rows (and columns) of the finest operator.
+  [[nodiscard]] std::int64_t rows() const { return fine_->rows(); }
+  /// Levels, the finest and the coarsest included.
+  [[nodiscard]] int level_count() const { return static_cast<int>(depth_ + 1); }
+  /// Scalar rows of level l (0: the finest).
+  [[nodiscard]] std::int64_t level_rows(int l) const { return operator_at(l).rows(); }
+  /// Blocks of every level's operator over the finest one's.
+  [[nodiscard]] double operator_complexity() const {
+    double blocks = 0.0;
+    for (int l = 0; l < level_count(); ++l) {
+      blocks += static_cast<double>(operator_at(l).block_count());
+    }
+    return blocks / static_cast<double>(fine_->block_count());
+  }
+
+  /// z = M^-1 r: one V-cycle from z = 0.
+  void apply(memory::ArrayView<const double> r, memory::ArrayView<double> z,
+             memory::Arena& scratch) const {
+    AFEM_EXPECTS(r.size() == static_cast<std::size_t>(rows()) && z.size() == r.size(),
+                 "Multigrid::apply: r has " + std::to_string(r.size()) + " and z " +
+                     std::to_string(z.size()) + " entries for " + std::to_string(rows()) + " rows");
+    cycle(0, r, z, scratch);
+  }
+
+private:
+  struct Level {
+    explicit Level(memory::Pool& pool) : operator_(pool), prolongation(pool), restriction(pool) {}
+    BsrMatrix<B> operator_;  // unused on level 0 (the caller's matrix)
+    BsrMatrix<B> prolongation;
+    BsrMatrix<B> restriction;
+    memory::Temporary<double> inverse_diagonal;
+    double upper = 0.0;
+  };
+
+  static void check_matrix(const BsrMatrix<B>& a) {
+    AFEM_EXPECTS(a.block_rows() == a.block_columns() && a.block_rows() > 0,
+                 "Multigrid: the matrix is " + std::to_string(a.rows()) + " x " +
+                     std::to_string(a.columns()) + "; it must be square and not empty");
+  }
+
+  /// Level l, created when missing (levels_ holds max_levels from the first rebuild on, so a
+  /// reference to a level stays valid).
+  Level& level_at(std::size_t l) {
+    levels_.reserve(static_cast<std::size_t>(std::max(options_.max_levels, 1)));
+    while (levels_.size() <= l) {
+      levels_.emplace_back(fine_->pool());
+    }
+    return levels_[l];
+  }
+  [[nodiscard]] const BsrMatrix<B>& operator_at(int l) const {
+    return l == 0 ? *fine_ : levels_[static_cast<std::size_t>(l)].operator_;
+  }
+
+  /// Level l + 1's operator P^T A P from level l's prolongation; R = P^T is kept for the cycle.
+  const BsrMatrix<B>& coarsen(std::size_t l, const BsrMatrix<B>& a, memory::Arena& scratch) {
+    Level& fine = level_at(l);
+    transpose(fine.prolongation, fine.restriction, scratch);
+    const BsrMatrix<B> ap = sparse_product(a, fine.prolongation, fine_->pool(), scratch);
+    Level& coarse = level_at(l + 1);
+    coarse.operator_.replace_with(sparse_product(fine.restriction, ap, fine_->pool(), scratch));
+    return coarse.operator_;
+  }
+
+  /// The inverse scalar diagonal of level l and the upper end of its smoothing interval.
+  void set_smoother(std::size_t l, const BsrMatrix<B>& a, memory::Arena& scratch) {
+    Level& level = level_at(l);
+    const auto n = static_cast<std::size_t>(a.rows());
+    auto blocks = memory::borrow_temporary<double>(scratch, n * B, "multigrid.diagonal_blocks");
+    block_diagonal(a, blocks.view(), scratch);
+    auto inverse = memory::borrow_temporary<double>(fine_->pool(), n, "Multigrid.inverse_diagonal");
+    const memory::ArrayView<const double> d = blocks.view();
+    const memory::ArrayView<double> out = inverse.view();
+    auto policy = memory::arena_policy(scratch, "multigrid.thrust");
+    const std::size_t bad = thrust::transform_reduce(
+        policy, thrust::counting_iterator<std::size_t>(0),
+        thrust::counting_iterator<std::size_t>(n),
+        [=] AFEM_HOST_DEVICE(std::size_t i) {
+          const double value = d[(i / B) * B * B + (i % B) * (B + 1)];
+          out[i] = value > 0.0 ? 1.0 / value : 0.0;
+          return value > 0.0 ? n : i;
+        },
+        n, thrust::minimum<std::size_t>());
+    if (bad != n) {
+      throw SolverError("Multigrid: the diagonal entry of row " + std::to_string(bad) +
+                            " of level " + std::to_string(l) +
+                            " is not positive; the operator is not positive definite",
+                        {});
+    }
+    memory::replace_owned(level.inverse_diagonal, std::move(inverse));
+    level.upper =
+        1.1 * detail::estimate_largest_eigenvalue(a, level.inverse_diagonal.view(), scratch);
+  }
+
+  /// The coarsest level l: its dense Cholesky factor.
+  void finish(std::size_t l, const BsrMatrix<B>& a, memory::Arena& scratch) {
+    depth_ = l;
+    const auto n = static_cast<std::size_t>(a.rows());
+    AFEM_EXPECTS(n <= 4096, "Multigrid: the coarsest level has " + std::to_string(n) +
+                                " rows (the grid or matrix cannot be coarsened further); raise "
+                                "max_levels or coarsen less per level");
+    auto dense = memory::borrow_temporary<double>(fine_->pool(), n * n, "Multigrid.coarse_factor");
+    auto status = memory::borrow_temporary<std::int32_t>(scratch, 1, "multigrid.status");
+    const memory::ArrayView<double> l_view = dense.view();
+    const ConstBsrView<B> m = a.view();
+    auto policy = memory::arena_policy(scratch, "multigrid.thrust");
+    fill(l_view, 0.0, scratch);
+    thrust::for_each_n(
+        policy, thrust::counting_iterator<std::size_t>(0), static_cast<std::size_t>(m.block_rows),
+        [=] AFEM_HOST_DEVICE(std::size_t r) {
+          for (auto k = m.offsets[r]; k < m.offsets[r + 1]; ++k) {
+            const auto c = static_cast<std::size_t>(m.columns[static_cast<std::size_t>(k)]);
+            for (int i = 0; i < B; ++i) {
+              for (int j = 0; j < B; ++j) {
+                l_view[(r * B + static_cast<std::size_t>(i)) * n + c * B +
+                       static_cast<std::size_t>(j)] = m.values[static_cast<std::size_t>(k) * B * B +
+                                                               static_cast<std::size_t>(i * B + j)];
+              }
+            }
+          }
+        });
+    thrust::for_each_n(policy, thrust::counting_iterator<std::size_t>(0), 1,
+                       detail::DenseCholesky{l_view, status.view(), n});
+    std::int32_t failed = 0;
+    memory::copy_to_host(std::span<std::int32_t>(&failed, 1),
+                         memory::ArrayView<const std::int32_t>(status.view()),
+                         fine_->pool().stream());
+    if (failed != 0) {
+      throw SolverError("Multigrid: the coarsest operator (level " + std::to_string(l) + ", " +
+                            std::to_string(n) +
+                            " rows) is singular or not positive definite at "
+                            "row " +
+                            std::to_string(failed - 1) +
+                            "; multigrid needs a symmetric positive definite matrix (fix some "
+                            "dofs of a pure Neumann problem)",
+                        {});
+    }
+    memory::replace_owned(coarse_factor_, std::move(dense));
+  }
+
+  /// Forms the smoothed-aggregation prolongation of `a` into l.prolongation; false when the
+  /// aggregation no longer coarsens.
+  bool smoothed_aggregation(const BsrMatrix<B>& a, Level& l, memory::Arena& scratch);
+
+  /// x = M_l^-1 b on level l (x need not be zero on entry; it is overwritten).
+  void cycle(std::size_t l, memory::ArrayView<const double> b, memory::ArrayView<double> x,
+             memory::Arena& scratch) const {
+    if (l == depth_) {
+      auto policy = memory::arena_policy(scratch, "multigrid.thrust");
+      thrust::for_each_n(policy, thrust::counting_iterator<std::size_t>(0), 1,
+                         detail::DenseCholeskySolve{coarse_factor_.view(), b, x, b.size()});
+      return;
+    }
+    const Level& level = levels_[l];
+    const BsrMatrix<B>& a = operator_at(static_cast<int>(l));
+    const auto n = b.size();
+    auto rs = memory::borrow_temporary<double>(scratch, n, "multigrid.residual");
+    auto ds = memory::borrow_temporary<double>(scratch, n, "multigrid.step");
+    fill(x, 0.0, scratch);
+    smooth(level, a, b, x, rs.view(), ds.view(), true, scratch);
+    // r = b - A x, restricted
+    spmv(a, x, rs.view(), scratch);
+    axpby(1.0, b, -1.0, rs.view(), scratch);
+    const auto coarse_n = static_cast<std::size_t>(level.restriction.rows());
+    auto bc = memory::borrow_temporary<double>(scratch, coarse_n, "multigrid.coarse_rhs");
+    auto xc = memory::borrow_temporary<double>(scratch, coarse_n, "multigrid.coarse_x");
+    spmv(level.restriction, rs.view(), bc.view(), scratch);
+    cycle(l + 1, bc.view(), xc.view(), scratch);
+    spmv(level.prolongation, xc.view(), ds.view(), scratch);
+    axpby(1.0, ds.view(), 1.0, x, scratch);
+    smooth(level, a, b, x, rs.view(), ds.view(), false, scratch);
+  }
+
+  /// `smoothing_degree` Chebyshev steps for A x = b on [upper / range, upper] of D^-1 A; `zero`:
+  /// x is 0 on entry (the residual is b).
+  void smooth(const Level& level, const BsrMatrix<B>& a, memory::ArrayView<const double> b,
+              memory::ArrayView<double> x, memory::ArrayView<double> r, memory::ArrayView<double> d,
+              bool zero, memory::Arena& scratch) const {
+    const double upper = level.upper;
+    const double lower = upper / options_.smoothing_range;
+    const double theta = 0.5 * (upper + lower);
+    const double delta = 0.5 * (upper - lower);
+    const double sigma = theta / delta;
+    double rho = 1.0 / sigma;
+    const memory::ArrayView<const double> dinv = level.inverse_diagonal.view();
+    auto policy = memory::arena_policy(scratch, "multigrid.thrust");
+    const auto count = thrust::counting_iterator<std::size_t>(0);
+    if (zero) {
+      copy(b, r, scratch);
+    } else {
+      spmv(a, x, r, scratch);
+      axpby(1.0, b, -1.0, r, scratch);
+    }
+    for (int k = 0; k < options_.smoothing_degree; ++k) {
+      if (k == 0) {
+        const double s = 1.0 / theta;
+        thrust::for_each_n(policy, count, x.size(), [=] AFEM_HOST_DEVICE(std::size_t i) {
+          d[i] = s * dinv[i] * r[i];
+          x[i] += d[i];
+        });
+      } else {
+        const double rho_next = 1.0 / (2.0 * sigma - rho);
+        const double keep = rho_next * rho;
+        const double s = 2.0 * rho_next / delta;
+        thrust::for_each_n(policy, count, x.size(), [=] AFEM_HOST_DEVICE(std::size_t i) {
+          d[i] = keep * d[i] + s * dinv[i] * r[i];
+          x[i] += d[i];
+        });
+        rho = rho_next;
+      }
+      if (k + 1 < options_.smoothing_degree) {
+        spmv(a, x, r, scratch);
+        axpby(1.0, b, -1.0, r, scratch);
+      }
+    }
+  }
+
+  MultigridOptions options_;
+  const BsrMatrix<B>* fine_;
+  std::vector<Level> levels_;
+  std::size_t depth_ = 0;
+  memory::Temporary<double> coarse_factor_;
+};
+
+template <int B>
+bool Multigrid<B>::smoothed_aggregation(const BsrMatrix<B>& a, Level& l, memory::Arena& scratch) {
+  const memory::Stream& stream = fine_->pool().stream();
+  const ConstBsrView<B> m = a.view();
+  const auto n = static_cast<std::size_t>(a.block_rows());
+  constexpr int block = B * B;
+  std::vector<std::int32_t> offsets(n + 1);
+  std::vector<std::int32_t> columns(static_cast<std::size_t>(a.block_count()));
+  std::vector<double> values(columns.size() * block);
+  memory::copy_to_host(offsets, m.offsets, stream);
+  memory::copy_to_host(columns, m.columns, stream);
+  memory::copy_to_host(values, m.values, stream);
+  auto block_norm = [&](std::size_t k) {
+    double sum = 0.0;
+    for (int q = 0; q < block; ++q) {
+      sum += values[k * block + static_cast<std::size_t>(q)] *
+             values[k * block + static_cast<std::size_t>(q)];
+    }
+    return std::sqrt(sum);
+  };
+  std::vector<double> diagonal(n, 0.0);
+  for (std::size_t i = 0; i < n; ++i) {
+    for (auto k = offsets[i]; k < offsets[i + 1]; ++k) {
+      if (static_cast<std::size_t>(columns[static_cast<std::size_t>(k)]) == i) {
+        diagonal[i] = block_norm(static_cast<std::size_t>(k));
+      }
+    }
+  }
+  // Strong connections, as a pattern of their own.
+  std::vector<std::int32_t> strong_offsets(n + 1, 0);
+  std::vector<std::int32_t> strong;
+  strong.reserve(columns.size());
+  const double theta = options_.strength;
+  for (std::size_t i = 0; i < n; ++i) {
+    for (auto k = offsets[i]; k < offsets[i + 1]; ++k) {
+      const auto j = static_cast<std::size_t>(columns[static_cast<std::size_t>(k)]);
+      const double coupling = block_norm(static_cast<std::size_t>(k));
+      if (j != i && coupling > 0.0 && coupling >= theta * std::sqrt(diagonal[i] * diagonal[j])) {
+        strong.push_back(static_cast<std::int32_t>(j));
+      }
+    }
+    strong_offsets[i + 1] = static_cast<std::int32_t>(strong.size());
+  }
+  // Aggregates: a node and its strong neighbours where none is taken (1), the rest join a
+  // neighbouring aggregate (2) or group with their free neighbours (3). Nodes without strong
+  // neighbours (held dofs) stay out: their rows of P are zero, the smoother solves them.
+  constexpr std::int32_t free_node = -1;
+  constexpr std::int32_t isolated = -2;
+  std::vector<std::int32_t> aggregate(n, free_node);
+  std::int32_t count = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    if (strong_offsets[i] == strong_offsets[i + 1]) {
+      aggregate[i] = isolated;
+      continue;
+    }
+    if (aggregate[i] != free_node) {
+      continue;
+    }
+    bool all_free = true;
+    for (auto k = strong_offsets[i]; k < strong_offsets[i + 1] && all_free; ++k) {
+      all_free = aggregate[static_cast<std::size_t>(strong[static_cast<std::size_t>(k)])] < 0;
+    }
+    if (!all_free) {
+      continue;
+    }
+    aggregate[i] = count;
+    for (auto k = strong_offsets[i]; k < strong_offsets[i + 1]; ++k) {
+      const auto j = static_cast<std::size_t>(strong[static_cast<std::size_t>(k)]);
+      if (aggregate[j] == free_node) {
+        aggregate[j] = count;
+      }
+    }
+    ++count;
+  }
+  const std::vector<std::int32_t> first_pass = aggregate;
+  for (std::size_t i = 0; i < n; ++i) {
+    if (aggregate[i] != free_node) {
+      continue;
+    }
+    for (auto k = strong_offsets[i]; k < strong_offsets[i + 1]; ++k) {
+      const std::int32_t joined =
+          first_pass[static_cast<std::size_t>(strong[static_cast<std::size_t>(k)])];
+      if (joined >= 0) {
+        aggregate[i] = joined;
+        break;
+      }
+    }
+  }
+  for (std::size_t i = 0; i < n; ++i) {
+    if (aggregate[i] != free_node) {
+      continue;
+    }
+    aggregate[i] = count;
+    for (auto k = strong_offsets[i]; k < strong_offsets[i + 1]; ++k) {
+      const auto j = static_cast<std::size_t>(strong[static_cast<std::size_t>(k)]);
+      if (aggregate[j] == free_node) {
+        aggregate[j] = count;
+      }
+    }
+    ++count;
+  }
+  if (count == 0 || static_cast<std::size_t>(count) * 10 > n * 9) {
+    return false;
+  }
+  // Tentative prolongation T: I / sqrt(size) from each node to its aggregate.
+  std::vector<std::int32_t> sizes(static_cast<std::size_t>(count), 0);
+  for (const std::int32_t g : aggregate) {
+    if (g >= 0) {
+      ++sizes[static_cast<std::size_t>(g)];
+    }
+  }
+  std::vector<std::int32_t> t_offsets(n + 1, 0);
+  std::vector<std::int32_t> t_columns;
+  std::vector<double> t_values;
+  for (std::size_t i = 0; i < n; ++i) {
+    const std::int32_t g = aggregate[i];
+    if (g >= 0) {
+      t_columns.push_back(g);
+      const double w = 1.0 / std::sqrt(static_cast<double>(sizes[static_cast<std::size_t>(g)]));
+      for (int q = 0; q < block; ++q) {
+        t_values.push_back(q % (B + 1) == 0 ? w : 0.0);
+      }
+    }
+    t_offsets[i + 1] = static_cast<std::int32_t>(t_columns.size());
+  }
+  memory::Pool& pool = fine_->pool();
+  const BsrMatrix<B> tentative = BsrMatrix<B>::from_host(pool, static_cast<std::int32_t>(n), count,
+                                                         t_offsets, t_columns, t_values);
+  // P = T - omega D^-1 A T, omega = 4 / (3 lambda_max(D^-1 A)).
+  const BsrMatrix<B> at = sparse_product(a, tentative, pool, scratch);
+  const double omega = 4.0 / 3.0 / (l.upper / 1.1);
+  const ConstBsrView<B> atv = at.view();
+  std::vector<std::int32_t> p_offsets(n + 1);
+  std::vector<std::int32_t> p_columns(static_cast<std::size_t>(at.block_count()));
+  std::vector<double> p_values(p_columns.size() * block);
+  std::vector<double> inverse_diagonal(n * B);
+  memory::copy_to_host(p_offsets, atv.offsets, stream);
+  memory::copy_to_host(p_columns, atv.columns, stream);
+  memory::copy_to_host(p_values, atv.values, stream);
+  memory::copy_to_host(inverse_diagonal, memory::ArrayView<const double>(l.inverse_diagonal.view()),
+                       stream);
+  for (std::size_t i = 0; i < n; ++i) {
+    for (auto k = p_offsets[i]; k < p_offsets[i + 1]; ++k) {
+      double* v = &p_values[static_cast<std::size_t>(k) * block];
+      for (int r = 0; r < B; ++r) {
+        for (int c = 0; c < B; ++c) {
+          v[r * B + c] *= -omega * inverse_diagonal[i * B + static_cast<std::size_t>(r)];
+        }
+      }
+      if (p_columns[static_cast<std::size_t>(k)] == aggregate[i]) {
+        const double w =
+            1.0 / std::sqrt(static_cast<double>(sizes[static_cast<std::size_t>(aggregate[i])]));
+        for (int r = 0; r < B; ++r) {
+          v[r * B + r] += w;
+        }
+      }
+    }
+  }
+  l.prolongation.replace_with(BsrMatrix<B>::from_host(pool, static_cast<std::int32_t>(n), count,
+                                                      p_offsets, p_columns, p_values));
+  return true;
+}
+
+}  // namespace afem::fem

@@ -1,0 +1,410 @@
+// sparse_product against Eigen, and the multigrid preconditioners: CG iterations that stay bounded
+// as the mesh is refined (geometric on grids, smoothed aggregation on unstructured meshes), block
+// systems, refused operators, no pool traffic on repeated solves, one result for every thread
+// count.
+#include <gtest/gtest.h>
+
+#include <Eigen/Dense>
+#include <Eigen/Sparse>
+
+#include <array>
+#include <cmath>
+#include <cstdint>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "arenafem/fem/boundary.hpp"
+#include "arenafem/fem/bsr_matrix.hpp"
+#include "arenafem/fem/integrate.hpp"
+#include "arenafem/fem/linear_operator.hpp"
+#include "arenafem/fem/multigrid.hpp"
+#include "arenafem/fem/solvers.hpp"
+#include "arenafem/fem/space.hpp"
+#include "arenafem/fem/space_restriction.hpp"
+#include "arenafem/fem/sparse_product.hpp"
+#include "arenafem/geometry/grid.hpp"
+#include "arenafem/geometry/mesh.hpp"
+#include "arenafem/memory/replace_owned.hpp"
+#include "arenafem/quadrature/domain.hpp"
+#include "arenafem/quadrature/quadrature.hpp"
+#include "random_bsr.hpp"
+#include "reference_assembly.hpp"
+#include "support/backend.hpp"
+#include "support/backend_test.hpp"
+#include "support/thread_count.hpp"
+#include "unit_box.hpp"
+
+namespace afem::fem {
+namespace {
+
+/// A random R x C block matrix (not square in general) as host arrays.
+template <int R, int C>
+test::HostBsr random_rectangular(std::int32_t rows, std::int32_t columns, std::uint32_t seed) {
+  std::mt19937 random(seed);
+  std::uniform_real_distribution<double> value(-1.0, 1.0);
+  std::uniform_int_distribution<std::int32_t> column(0, columns - 1);
+  test::HostBsr host;
+  host.rows = rows;
+  host.columns = columns;
+  host.offsets.push_back(0);
+  for (std::int32_t r = 0; r < rows; ++r) {
+    std::vector<std::int32_t> picked;
+    for (int k = 0; k < 4; ++k) {
+      picked.push_back(column(random));
+    }
+    std::sort(picked.begin(), picked.end());
+    picked.erase(std::unique(picked.begin(), picked.end()), picked.end());
+    for (const std::int32_t c : picked) {
+      host.block_columns.push_back(c);
+      for (int q = 0; q < R * C; ++q) {
+        host.values.push_back(value(random));
+      }
+    }
+    host.offsets.push_back(static_cast<std::int32_t>(host.block_columns.size()));
+  }
+  return host;
+}
+
+template <int R, int K, int C>
+struct Shape {
+  static constexpr int r = R;
+  static constexpr int k = K;
+  static constexpr int c = C;
+};
+
+template <class T>
+class SparseProductTest : public test::BackendTest {};
+using Shapes = ::testing::Types<Shape<1, 1, 1>, Shape<1, 2, 1>, Shape<2, 2, 2>, Shape<3, 3, 3>,
+                                Shape<2, 1, 3>, Shape<3, 2, 1>>;
+TYPED_TEST_SUITE(SparseProductTest, Shapes);
+
+TYPED_TEST(SparseProductTest, MatchesEigenWithAndWithoutWeights) {
+  constexpr int r = TypeParam::r;
+  constexpr int k = TypeParam::k;
+  constexpr int c = TypeParam::c;
+  const test::HostBsr ha = random_rectangular<r, k>(70, 50, 1);
+  const test::HostBsr hb = random_rectangular<k, c>(50, 60, 2);
+  const BsrMatrix<r, k> a = ha.upload<r, k>(*this->pool_);
+  const BsrMatrix<k, c> b = hb.upload<k, c>(*this->pool_);
+  const Eigen::MatrixXd ea = Eigen::MatrixXd(test::to_eigen(a));
+  const Eigen::MatrixXd eb = Eigen::MatrixXd(test::to_eigen(b));
+  std::vector<double> weights(static_cast<std::size_t>(a.columns()));
+  for (std::size_t i = 0; i < weights.size(); ++i) {
+    weights[i] = i % 5 == 0 ? 0.0 : 0.5 + static_cast<double>(i % 7);
+  }
+  auto w = memory::borrow_temporary<double>(*this->pool_, weights.size(), "test.w");
+  test::copy_to_device(w.view(), weights);
+  for (const bool weighted : {false, true}) {
+    const BsrMatrix<r, c> product =
+        weighted ? sparse_product(a, memory::ArrayView<const double>(w.view()), b, *this->pool_,
+                                  *this->arena_)
+                 : sparse_product(a, b, *this->pool_, *this->arena_);
+    Eigen::VectorXd diagonal = Eigen::VectorXd::Ones(a.columns());
+    if (weighted) {
+      diagonal = Eigen::Map<const Eigen::VectorXd>(weights.data(), a.columns());
+    }
+    const Eigen::MatrixXd expected = ea * diagonal.asDiagonal() * eb;
+    const Eigen::MatrixXd actual = Eigen::MatrixXd(test::to_eigen(product));
+    ASSERT_EQ(actual.rows(), expected.rows());
+    ASSERT_EQ(actual.cols(), expected.cols());
+    EXPECT_LE((actual - expected).cwiseAbs().maxCoeff(), 1e-12 * expected.cwiseAbs().maxCoeff());
+    // Every reachable block is in the pattern, and no other.
+    std::int64_t reachable = 0;
+    const Eigen::MatrixXd pattern = ea.cwiseAbs() * eb.cwiseAbs();
+    for (Eigen::Index i = 0; i < pattern.rows() / r; ++i) {
+      for (Eigen::Index j = 0; j < pattern.cols() / c; ++j) {
+        reachable += pattern.block(i * r, j * c, r, c).maxCoeff() > 0.0 ? 1 : 0;
+      }
+    }
+    EXPECT_EQ(product.block_count(), reachable);
+  }
+  EXPECT_EQ(this->arena_->stats().live_bytes, 0U);
+}
+
+TEST(SparseProductShapes, RefusesSizesThatDoNotChain) {
+  if (!test::device_available()) {
+    GTEST_SKIP() << "no device for this build's backend";
+  }
+  memory::Pool pool(memory::device_resource(), memory::PoolOptions{.name = "backend"});
+  memory::Arena arena(pool, memory::ArenaOptions{"step", 1 << 20, 0});
+  const BsrMatrix<1> a = random_rectangular<1, 1>(5, 4, 1).upload<1, 1>(pool);
+  const BsrMatrix<1> b = random_rectangular<1, 1>(5, 3, 2).upload<1, 1>(pool);
+  try {
+    (void)sparse_product(a, b, pool, arena);
+    FAIL() << "expected afem::Error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("the left matrix has 4 columns and the right one 5 rows"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
+struct LaplaceForm {
+  static constexpr bool symmetric = true;
+  template <class S, class V, class U>
+  AFEM_HOST_DEVICE double operator()(const S& /*s*/, const V& v, const U& u) const {
+    return dot(u.grad(), v.grad());
+  }
+};
+
+/// The Q1 (or P1) Laplacian of a unit box with its boundary held, and a right-hand side.
+struct Poisson {
+  BsrMatrix<1> matrix;
+  memory::Temporary<double> rhs;
+  std::int64_t dofs = 0;
+};
+
+template <class G>
+Poisson assemble_poisson(const G& geometry, bool dirichlet, memory::Pool& pool,
+                         memory::Arena& scratch) {
+  const LagrangeSpace<G, 1> space(geometry, pool, scratch);
+  const quadrature::Cells cells(geometry);
+  const quadrature::RegularQuadrature quadrature(cells, 2, pool);
+  const SpaceRestriction restriction(space, cells, scratch);
+  Poisson poisson{BsrMatrix<1>(pool), {}, space.dof_count()};
+  integrate(poisson.matrix, quadrature, restriction, restriction, LaplaceForm{}, scratch);
+  const auto n = static_cast<std::size_t>(space.dof_count());
+  memory::replace_owned(poisson.rhs, memory::borrow_temporary<double>(pool, n, "test.rhs"));
+  std::vector<double> host(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    host[i] = std::sin(0.37 * static_cast<double>(i)) + 0.5;
+  }
+  test::copy_to_device(poisson.rhs.view(), host);
+  if (dirichlet) {
+    auto fixed = memory::borrow_temporary<std::uint8_t>(scratch, n, "test.fixed");
+    auto values = memory::borrow_temporary<double>(scratch, n, "test.values");
+    boundary_dofs(space, fixed.view(), scratch);
+    fill(values.view(), 0.0, scratch);
+    project_dirichlet(poisson.matrix, poisson.rhs.view(), fixed.view(), values.view(), scratch);
+  }
+  return poisson;
+}
+
+/// CG iterations to 1e-8 with the preconditioner `m` (from x = 0).
+template <class M>
+int cg_iterations(const Poisson& p, const M& m, memory::Pool& pool, memory::Arena& scratch,
+                  std::vector<double>* solution = nullptr) {
+  auto x = memory::borrow_temporary<double>(pool, static_cast<std::size_t>(p.dofs), "test.x");
+  fill(x.view(), 0.0, scratch);
+  const SolveResult result =
+      cg(as_operator(p.matrix), memory::ArrayView<const double>(p.rhs.view()), x.view(), scratch,
+         {.tolerance = 1e-8, .max_iterations = 2000}, m);
+  EXPECT_LE(result.residual, 1e-8);
+  if (solution != nullptr) {
+    *solution = test::copy_to_host(memory::ArrayView<const double>(x.view()));
+  }
+  return result.iterations;
+}
+
+int jacobi_iterations(const Poisson& p, memory::Pool& pool, memory::Arena& scratch) {
+  auto x = memory::borrow_temporary<double>(pool, static_cast<std::size_t>(p.dofs), "test.x");
+  fill(x.view(), 0.0, scratch);
+  return cg(p.matrix, memory::ArrayView<const double>(p.rhs.view()), x.view(), scratch,
+            {.tolerance = 1e-8, .max_iterations = 5000})
+      .iterations;
+}
+
+class MultigridTest : public test::BackendTest {};
+
+TEST_F(MultigridTest, GeometricIterationsStayBoundedOnGrid2D) {
+  std::vector<int> iterations;
+  std::vector<int> jacobi;
+  for (const std::int32_t n : {16, 32, 64, 128}) {
+    const auto grid = test::UnitBox<geometry::Grid2D>::make(n, *pool_, *arena_);
+    const Poisson p = assemble_poisson(*grid, true, *pool_, *arena_);
+    const Multigrid<1> mg(p.matrix, std::array<std::int32_t, 2>{n, n}, *arena_);
+    EXPECT_GE(mg.level_count(), 2);
+    EXPECT_LE(mg.level_rows(mg.level_count() - 1), 150);
+    iterations.push_back(cg_iterations(p, mg, *pool_, *arena_));
+    jacobi.push_back(jacobi_iterations(p, *pool_, *arena_));
+  }
+  for (std::size_t i = 0; i < iterations.size(); ++i) {
+    SCOPED_TRACE("refinement " + std::to_string(i));
+    EXPECT_LE(iterations[i], 15);
+    EXPECT_LE(iterations[i], (3 * iterations[0] + 1) / 2);
+  }
+  // Jacobi's count grows like 1/h; the cycle's does not.
+  EXPECT_GE(jacobi.back(), 4 * iterations.back());
+  EXPECT_GE(jacobi.back(), 3 * jacobi.front());
+  EXPECT_EQ(arena_->stats().live_bytes, 0U);
+}
+
+TEST_F(MultigridTest, GeometricIterationsStayBoundedOnGrid3DOfOddResolution) {
+  std::vector<int> iterations;
+  for (const std::int32_t n : {7, 13, 25}) {
+    const auto grid = test::UnitBox<geometry::Grid3D>::make(n, *pool_, *arena_);
+    const Poisson p = assemble_poisson(*grid, true, *pool_, *arena_);
+    const Multigrid<1> mg(p.matrix, std::array<std::int32_t, 3>{n, n, n}, *arena_);
+    iterations.push_back(cg_iterations(p, mg, *pool_, *arena_));
+  }
+  for (const int count : iterations) {
+    EXPECT_LE(count, 15);
+    EXPECT_LE(count, (3 * iterations[0] + 1) / 2);
+  }
+}
+
+template <class G>
+std::vector<int> aggregation_iterations(const std::vector<std::int32_t>& sizes, memory::Pool& pool,
+                                        memory::Arena& scratch) {
+  std::vector<int> iterations;
+  for (const std::int32_t n : sizes) {
+    const auto mesh = test::UnitBox<G>::make(n, pool, scratch);
+    const Poisson p = assemble_poisson(*mesh, true, pool, scratch);
+    const Multigrid<1> mg(p.matrix, scratch);
+    EXPECT_GE(mg.level_count(), 2);
+    EXPECT_LT(mg.operator_complexity(), 2.0);
+    iterations.push_back(cg_iterations(p, mg, pool, scratch));
+  }
+  return iterations;
+}
+
+TEST_F(MultigridTest, SmoothedAggregationIterationsStayBoundedOnTets) {
+  const std::vector<int> iterations =
+      aggregation_iterations<geometry::Tetmesh>({6, 12, 20}, *pool_, *arena_);
+  for (const int count : iterations) {
+    EXPECT_LE(count, 30);
+    EXPECT_LE(count, (3 * iterations[0] + 1) / 2);
+  }
+}
+
+TEST_F(MultigridTest, SmoothedAggregationIterationsStayBoundedOnHexes) {
+  const std::vector<int> iterations =
+      aggregation_iterations<geometry::Hexmesh>({6, 12, 20}, *pool_, *arena_);
+  for (const int count : iterations) {
+    EXPECT_LE(count, 30);
+    EXPECT_LE(count, (3 * iterations[0] + 1) / 2);
+  }
+}
+
+TEST_F(MultigridTest, SmoothedAggregationSolvesACoupledBlockSystem) {
+  // A (x) K with A the Dirichlet Laplacian and K a 2 x 2 or 3 x 3 SPD coupling: B x B blocks.
+  const auto grid = test::UnitBox<geometry::Grid2D>::make(40, *pool_, *arena_);
+  const Poisson p = assemble_poisson(*grid, true, *pool_, *arena_);
+  const std::vector<std::int32_t> offsets =
+      test::copy_to_host(memory::ArrayView<const std::int32_t>(p.matrix.view().offsets));
+  const std::vector<std::int32_t> columns =
+      test::copy_to_host(memory::ArrayView<const std::int32_t>(p.matrix.view().columns));
+  const std::vector<double> values =
+      test::copy_to_host(memory::ArrayView<const double>(p.matrix.view().values));
+  auto check = [&]<int B>(std::integral_constant<int, B>) {
+    std::vector<double> blocks;
+    for (const double v : values) {
+      for (int i = 0; i < B; ++i) {
+        for (int j = 0; j < B; ++j) {
+          blocks.push_back(v * (i == j ? 2.0 : 0.5));
+        }
+      }
+    }
+    const BsrMatrix<B> a = BsrMatrix<B>::from_host(
+        *pool_, p.matrix.block_rows(), p.matrix.block_columns(), offsets, columns, blocks);
+    const Multigrid<B> mg(a, *arena_);
+    EXPECT_GE(mg.level_count(), 2);
+    const auto n = static_cast<std::size_t>(a.rows());
+    auto b = memory::borrow_temporary<double>(*pool_, n, "test.b");
+    auto x = memory::borrow_temporary<double>(*pool_, n, "test.x");
+    fill(b.view(), 1.0, *arena_);
+    fill(x.view(), 0.0, *arena_);
+    const SolveResult result = cg(as_operator(a), memory::ArrayView<const double>(b.view()),
+                                  x.view(), *arena_, {.tolerance = 1e-8}, mg);
+    EXPECT_LE(result.iterations, 25) << "B = " << B;
+    // The residual, checked apart from the solver.
+    auto r = memory::borrow_temporary<double>(*pool_, n, "test.r");
+    spmv(a, memory::ArrayView<const double>(x.view()), r.view(), *arena_);
+    axpby(-1.0, memory::ArrayView<const double>(b.view()), 1.0, r.view(), *arena_);
+    EXPECT_LE(norm(r.view(), *arena_), 1.01e-8 * norm(b.view(), *arena_));
+  };
+  check(std::integral_constant<int, 2>{});
+  check(std::integral_constant<int, 3>{});
+}
+
+TEST_F(MultigridTest, RefusesASingularOperator) {
+  // The Laplacian without any held dof: its constants are a null space.
+  const auto grid = test::UnitBox<geometry::Grid2D>::make(16, *pool_, *arena_);
+  const Poisson p = assemble_poisson(*grid, false, *pool_, *arena_);
+  for (const bool geometric : {true, false}) {
+    try {
+      if (geometric) {
+        const Multigrid<1> mg(p.matrix, std::array<std::int32_t, 2>{16, 16}, *arena_);
+      } else {
+        const Multigrid<1> mg(p.matrix, *arena_);
+      }
+      FAIL() << "expected SolverError";
+    } catch (const SolverError& e) {
+      EXPECT_NE(std::string(e.what()).find("is singular or not positive definite"),
+                std::string::npos)
+          << e.what();
+    }
+  }
+}
+
+TEST_F(MultigridTest, RefusesAnIndefiniteOperatorAndAMismatchedGrid) {
+  const auto grid = test::UnitBox<geometry::Grid2D>::make(16, *pool_, *arena_);
+  Poisson p = assemble_poisson(*grid, true, *pool_, *arena_);
+  const std::vector<double> values =
+      test::copy_to_host(memory::ArrayView<const double>(p.matrix.view().values));
+  std::vector<double> negated(values.size());
+  for (std::size_t i = 0; i < values.size(); ++i) {
+    negated[i] = -values[i];
+  }
+  test::copy_to_device(p.matrix.view().values, negated);
+  try {
+    const Multigrid<1> mg(p.matrix, *arena_);
+    FAIL() << "expected SolverError";
+  } catch (const SolverError& e) {
+    EXPECT_NE(std::string(e.what()).find("the diagonal entry of row 0 of level 0 is not positive"),
+              std::string::npos)
+        << e.what();
+  }
+  try {
+    const Multigrid<1> mg(p.matrix, std::array<std::int32_t, 2>{16, 15}, *arena_);
+    FAIL() << "expected afem::Error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("the matrix has 289 block rows and the grid 272 vertices"),
+              std::string::npos)
+        << e.what();
+  }
+  EXPECT_EQ(arena_->stats().live_bytes, 0U);
+}
+
+TEST_F(MultigridTest, RepeatedSolvesTakeNothingFromThePool) {
+  const auto grid = test::UnitBox<geometry::Grid2D>::make(48, *pool_, *arena_);
+  const Poisson p = assemble_poisson(*grid, true, *pool_, *arena_);
+  const Multigrid<1> geometric(p.matrix, std::array<std::int32_t, 2>{48, 48}, *arena_);
+  const Multigrid<1> algebraic(p.matrix, *arena_);
+  cg_iterations(p, geometric, *pool_, *arena_);
+  cg_iterations(p, algebraic, *pool_, *arena_);
+  const auto before = pool_->stats();
+  const auto arena_before = arena_->stats().reserved_bytes;
+  cg_iterations(p, geometric, *pool_, *arena_);
+  cg_iterations(p, algebraic, *pool_, *arena_);
+  const auto after = pool_->stats();
+  EXPECT_EQ(after.upstream_allocations, before.upstream_allocations);
+  EXPECT_EQ(after.live_bytes, before.live_bytes);
+  EXPECT_EQ(arena_->stats().reserved_bytes, arena_before);
+  // The hierarchy is named in the ledger by its owner.
+  const auto ledger = pool_->ledger();
+  EXPECT_NE(ledger.find("Multigrid.coarse_factor"), nullptr);
+  EXPECT_NE(ledger.find("Multigrid.inverse_diagonal"), nullptr);
+}
+
+TEST_F(MultigridTest, GivesTheSameSolutionOnAnyThreadCount) {
+  const auto grid = test::UnitBox<geometry::Grid2D>::make(160, *pool_, *arena_);
+  const Poisson p = assemble_poisson(*grid, true, *pool_, *arena_);
+  std::vector<std::vector<double>> solutions;
+  for (const int threads : {1, 2, 3}) {
+    const test::ThreadCount scope(threads);
+    const Multigrid<1> geometric(p.matrix, std::array<std::int32_t, 2>{160, 160}, *arena_);
+    const Multigrid<1> algebraic(p.matrix, *arena_);
+    solutions.emplace_back();
+    cg_iterations(p, geometric, *pool_, *arena_, &solutions.back());
+    solutions.emplace_back();
+    cg_iterations(p, algebraic, *pool_, *arena_, &solutions.back());
+  }
+  for (std::size_t i = 2; i < solutions.size(); ++i) {
+    EXPECT_EQ(solutions[i], solutions[i % 2]) << "run " << i;
+  }
+}
+
+}  // namespace
+}  // namespace afem::fem
