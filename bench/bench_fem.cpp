@@ -7,11 +7,14 @@
 
 #include <Eigen/Sparse>
 
+#include <chrono>
 #include <memory>
+#include <type_traits>
 #include <vector>
 
 #include "arenafem/fem/boundary.hpp"
 #include "arenafem/fem/integrate.hpp"
+#include "arenafem/fem/multigrid.hpp"
 #include "arenafem/fem/solvers.hpp"
 #include "arenafem/fem/space.hpp"
 #include "arenafem/fem/space_restriction.hpp"
@@ -324,6 +327,58 @@ void BM_CgJacobiHexQ1(benchmark::State& state) {
   cg_jacobi(state, hex_problem());
 }
 
+/// CG preconditioned by a multigrid V-cycle on the peer runner's CG problem (as cg_jacobi),
+/// the hierarchy's setup included in the time: geometric on the grid (`geometric`), smoothed
+/// aggregation otherwise. Reports the iterations, the levels and the setup's share of the time.
+template <class P>
+void cg_multigrid(benchmark::State& state, P& problem, bool geometric) {
+  set_threads(static_cast<int>(state.range(0)));
+  fem::BsrMatrix<1> matrix(problem.pool);
+  fem::integrate(matrix, *problem.q, *problem.restriction, *problem.restriction,
+                 StiffnessMassForm{}, problem.arena);
+  const auto n = static_cast<std::size_t>(matrix.rows());
+  auto b = memory::borrow_temporary<double>(problem.pool, n, "bench.b");
+  auto x = memory::borrow_temporary<double>(problem.pool, n, "bench.x");
+  std::fill(b.data(), b.data() + n, 1.0);
+  int iterations = 0;
+  int levels = 0;
+  double setup = 0.0;
+  double total = 0.0;
+  for (auto _ : state) {
+    const auto start = std::chrono::steady_clock::now();
+    std::fill(x.data(), x.data() + n, 0.0);
+    const auto mg = [&] {
+      if constexpr (std::is_same_v<typename P::Space::Geometry, geometry::Grid2D>) {
+        if (geometric) {
+          return fem::Multigrid<1>(matrix, std::array<std::int32_t, 2>{1024, 1024}, problem.arena);
+        }
+      }
+      return fem::Multigrid<1>(matrix, problem.arena);
+    }();
+    const auto built = std::chrono::steady_clock::now();
+    iterations = fem::cg(fem::as_operator(matrix), b.view(), x.view(), problem.arena,
+                         {.tolerance = 1e-8, .max_iterations = 1000}, mg)
+                     .iterations;
+    levels = mg.level_count();
+    setup += std::chrono::duration<double>(built - start).count();
+    total += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  }
+  state.counters["cg_iterations"] = iterations;
+  state.counters["levels"] = levels;
+  state.counters["setup_share"] = setup / total;
+  set_threads(2);
+}
+
+void BM_CgMultigridGridQ1(benchmark::State& state) {
+  cg_multigrid(state, grid_problem(), true);
+}
+void BM_CgAggregationGridQ1(benchmark::State& state) {
+  cg_multigrid(state, grid_problem(), false);
+}
+void BM_CgAggregationHexQ1(benchmark::State& state) {
+  cg_multigrid(state, hex_problem(), false);
+}
+
 /// CG (Jacobi) to 1e-8 on a 256^2 grid's Q1 Laplacian with zero Dirichlet data.
 void BM_CgGridQ1_256(benchmark::State& state) {
   set_threads(static_cast<int>(state.range(0)));
@@ -432,6 +487,24 @@ BENCHMARK(BM_CgJacobiGridQ1)
     ->Iterations(1)
     ->UseRealTime();
 BENCHMARK(BM_CgJacobiHexQ1)->Arg(1)->Arg(2)->Unit(benchmark::kSecond)->Iterations(1)->UseRealTime();
+BENCHMARK(BM_CgMultigridGridQ1)
+    ->Arg(1)
+    ->Arg(2)
+    ->Unit(benchmark::kMillisecond)
+    ->Iterations(3)
+    ->UseRealTime();
+BENCHMARK(BM_CgAggregationGridQ1)
+    ->Arg(1)
+    ->Arg(2)
+    ->Unit(benchmark::kMillisecond)
+    ->Iterations(3)
+    ->UseRealTime();
+BENCHMARK(BM_CgAggregationHexQ1)
+    ->Arg(1)
+    ->Arg(2)
+    ->Unit(benchmark::kMillisecond)
+    ->Iterations(3)
+    ->UseRealTime();
 BENCHMARK(BM_CgGridQ1_256)
     ->Arg(1)
     ->Arg(2)

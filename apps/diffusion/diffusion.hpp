@@ -8,12 +8,14 @@
 /// its tests.
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <cmath>
 #include <limits>
 #include <numbers>
 #include <optional>
 #include <string>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -22,6 +24,8 @@
 #include "arenafem/fem/field.hpp"
 #include "arenafem/fem/integrate.hpp"
 #include "arenafem/fem/interpolate.hpp"
+#include "arenafem/fem/linear_operator.hpp"
+#include "arenafem/fem/multigrid.hpp"
 #include "arenafem/fem/sample.hpp"
 #include "arenafem/fem/solvers.hpp"
 #include "arenafem/fem/space.hpp"
@@ -171,9 +175,14 @@ struct Problem {
   }
 };
 
+/// The preconditioner of the CG solve: none, Jacobi, or a multigrid V-cycle (geometric on the
+/// vertices of a grid with degree 1, smoothed aggregation otherwise).
+enum class Preconditioner : std::uint8_t { none, jacobi, multigrid };
+
 /// How to solve and what to keep.
 struct Settings {
   double tolerance = 1e-10;    ///< CG relative residual
+  Preconditioner preconditioner = Preconditioner::jacobi;
   std::string vtu;             ///< when not empty, vertex values of u_h (and u) are written there
   bool vertex_values = false;  ///< keep u_h at the vertices in the report
 };
@@ -189,10 +198,14 @@ struct Report {
   std::vector<double> vertex_values;  ///< u_h at the vertices, when Settings::vertex_values
   fem::SolveResult solve;
   double assemble_seconds = 0.0;
-  double solve_seconds = 0.0;
+  double solve_seconds = 0.0;     ///< the multigrid setup included
+  double setup_seconds = 0.0;     ///< of the multigrid hierarchy (0 without)
+  int levels = 0;                 ///< of the multigrid hierarchy (0 without)
+  bool geometric_multigrid = false;
 };
 
-/// Solves `problem` on `geometry` with degree-`Degree` Lagrange elements and CG with Jacobi.
+/// Solves `problem` on `geometry` with degree-`Degree` Lagrange elements and CG, preconditioned as
+/// `settings` says.
 /// Throws afem::Error for inconsistent data (Problem::check) and for a side tag no boundary side
 /// has.
 template <class G, int Degree>
@@ -253,10 +266,31 @@ Report solve(const G& geometry, const Problem& problem, memory::Pool& pool, memo
   const auto assembled = Clock::now();
 
   Report report;
-  report.solve = fem::cg(matrix, rhs.view(), u.dofs(), scratch,
-                         {.tolerance = settings.tolerance,
-                          .max_iterations = 20000,
-                          .preconditioner = fem::Preconditioner::jacobi});
+  const fem::SolveOptions options{
+      .tolerance = settings.tolerance,
+      .max_iterations = 20000,
+      .preconditioner = settings.preconditioner == Preconditioner::none ? fem::Preconditioner::none
+                                                                        : fem::Preconditioner::jacobi};
+  if (settings.preconditioner == Preconditioner::multigrid) {
+    constexpr bool on_grid =
+        Degree == 1 && std::is_same_v<G, geometry::Grid<dim>>;
+    const fem::Multigrid<1> multigrid = [&] {
+      if constexpr (on_grid) {
+        std::array<std::int32_t, dim> resolution{};
+        std::copy_n(geometry.view().resolution, dim, resolution.begin());
+        return fem::Multigrid<1>(matrix, resolution, scratch);
+      } else {
+        return fem::Multigrid<1>(matrix, scratch);
+      }
+    }();
+    report.setup_seconds = std::chrono::duration<double>(Clock::now() - assembled).count();
+    report.levels = multigrid.level_count();
+    report.geometric_multigrid = on_grid;
+    report.solve = fem::cg(fem::as_operator(matrix), memory::ArrayView<const double>(rhs.view()),
+                           u.dofs(), scratch, options, multigrid);
+  } else {
+    report.solve = fem::cg(matrix, rhs.view(), u.dofs(), scratch, options);
+  }
   const auto solved = Clock::now();
   report.cells = geometry.cell_count();
   report.dofs = space.dof_count();

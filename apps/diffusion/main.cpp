@@ -46,6 +46,10 @@ unit box xmin, xmax, ymin, ymax, zmin, zmax (tags 1 to 6). Prints CG iterations 
   --resolution N                     cells per axis of the unit box (default: 16)
   --viscosity NU                     diffusion coefficient, > 0 (default: 1)
   --tolerance T                      CG relative residual (default: 1e-10)
+  --preconditioner none|jacobi|multigrid
+                                     CG's preconditioner (default: jacobi); multigrid is
+                                     geometric on a grid with degree 1, smoothed aggregation
+                                     otherwise
   --dirichlet TAG[,TAG...]           the Dirichlet sides (default: the whole boundary)
   --neumann TAG=G[,TAG=G...]         flux nu du/dn = G on these sides (needs --source and
                                      --dirichlet); repeatable
@@ -62,6 +66,7 @@ struct Options {
   int resolution = 16;
   double viscosity = 1.0;
   double tolerance = 1e-10;
+  apps::diffusion::Preconditioner preconditioner = apps::diffusion::Preconditioner::jacobi;
   std::string out;
   std::vector<std::string> dirichlet;                   ///< tags as given
   std::vector<std::pair<std::string, double>> neumann;  ///< tag as given, flux
@@ -124,6 +129,18 @@ Options parse(int argc, char** argv) {
       options.viscosity = apps::parse_positive(flag, value);
     } else if (flag == "--tolerance") {
       options.tolerance = apps::parse_positive(flag, value);
+    } else if (flag == "--preconditioner") {
+      const std::string_view kind = value;
+      if (kind == "none") {
+        options.preconditioner = apps::diffusion::Preconditioner::none;
+      } else if (kind == "jacobi") {
+        options.preconditioner = apps::diffusion::Preconditioner::jacobi;
+      } else if (kind == "multigrid") {
+        options.preconditioner = apps::diffusion::Preconditioner::multigrid;
+      } else {
+        throw Error("diffusion: --preconditioner expects none, jacobi or multigrid, got '" +
+                    std::string(value) + "'");
+      }
     } else if (flag == "--out") {
       options.out = value;
     } else if (flag == "--dirichlet") {
@@ -196,7 +213,10 @@ void run(const G& geometry, const Options& options, const std::string& name,
          memory::Arena& scratch) {
   const apps::diffusion::Problem problem = problem_of(options, side_names);
   const apps::diffusion::Settings settings{
-      .tolerance = options.tolerance, .vtu = options.out, .vertex_values = false};
+      .tolerance = options.tolerance,
+      .preconditioner = options.preconditioner,
+      .vtu = options.out,
+      .vertex_values = false};
   const apps::diffusion::Report report =
       options.degree == 1
           ? apps::diffusion::solve<G, 1>(geometry, problem, pool, scratch, settings)
@@ -208,8 +228,15 @@ void run(const G& geometry, const Options& options, const std::string& name,
   } else {
     std::printf("L2 error %.6e  H1 error %.6e\n", report.l2_error, report.h1_error);
   }
-  std::printf("CG: %d iterations, relative residual %.3e\n", report.solve.iterations,
+  static constexpr const char* preconditioners[] = {"none", "Jacobi", "multigrid"};
+  std::printf("CG (%s): %d iterations, relative residual %.3e\n",
+              preconditioners[static_cast<int>(options.preconditioner)], report.solve.iterations,
               report.solve.residual);
+  if (report.levels > 0) {
+    std::printf("multigrid: %s, %d levels, setup %.3f s\n",
+                report.geometric_multigrid ? "geometric" : "smoothed aggregation", report.levels,
+                report.setup_seconds);
+  }
   std::printf("assembly %.3f s, solve %.3f s\n", report.assemble_seconds, report.solve_seconds);
   if (!options.out.empty()) {
     std::printf("wrote %s\n", options.out.c_str());
