@@ -105,6 +105,8 @@ void print_help() {
       "  --capture                 run each step captured: a CUDA graph on a GPU, the\n"
       "                            recorded launch list on the CPU (the default)\n"
       "  --direct                  run each step directly\n"
+      "  --incompressible          a fluid scene's fluid made incompressible: a pressure\n"
+      "                            projection each step, its multigrid hierarchy rebuilt\n"
       "  --emit-drain              open the floor (particles leave through it) and emit a\n"
       "                            block of particles every few steps, up to a capacity of\n"
       "                            1.5 times the scene's count\n"
@@ -128,6 +130,10 @@ Options parse(int argc, char** argv) {
     }
     if (flag == "--emit-drain") {
       options.emit_drain = true;
+      continue;
+    }
+    if (flag == "--incompressible") {
+      options.scene.incompressible = true;
       continue;
     }
     if (flag == "--capture" || flag == "--direct") {

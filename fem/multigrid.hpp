@@ -23,6 +23,9 @@
 #include <utility>
 #include <vector>
 
+#include <Eigen/Core>
+#include <Eigen/Eigenvalues>
+
 #include "arenafem/fem/bsr_matrix.hpp"
 #include "arenafem/fem/solvers.hpp"
 #include "arenafem/fem/sparse_product.hpp"
@@ -48,6 +51,17 @@ struct MultigridOptions {
   /// Coarsening stops at a level with at most this many scalar rows, solved by dense Cholesky.
   std::int64_t coarse_rows = 150;
   int max_levels = 25;
+  /// Geometric multigrid only: the first coarsening keeps the vertices of each parity class (even
+  /// or odd index along each axis) apart, 2^D coarse lattices, then coarsens each. For operators
+  /// that couple a vertex most strongly to the vertices two cells away, such as B M^-1 B^T of a
+  /// divergence B between equal-order velocity and pressure on the same vertices: their
+  /// near-null space holds the 2^D parity patterns times smooth functions, which the standard
+  /// coarsening cannot represent.
+  bool parity_coarsening = false;
+  /// The operator may be only positive semidefinite (a singular system that is consistent, as a
+  /// pressure known up to a constant): the coarsest solve then gives 0 along its null directions
+  /// instead of throwing SolverError. Negative pivots still throw.
+  bool semidefinite = false;
   /// Smoothed aggregation: a block a_ij (i != j) is a strong connection when it is not zero and
   /// ||a_ij|| >= strength * sqrt(||a_ii|| ||a_jj||) (Frobenius norms). 0 takes every nonzero
   /// block (right for isotropic problems; Q1 hexes have couplings of 1/32 of the diagonal).
@@ -73,45 +87,114 @@ AFEM_HOST_DEVICE inline LineParents line_parents(std::int32_t i, std::int32_t n)
   return {i / 2, i / 2 + 1};
 }
 
-/// Row i of the prolongation from the coarse grid to the fine one (D axes, vertices x fastest):
-/// writes its coarse columns (increasing) and weights, gives their count (1 to 2^D).
+/// The vertices of a geometric level: up to 2^D lattices (boxes of vertices, x fastest), each at
+/// an offset in the level's numbering. The finest level is the grid's one lattice.
+template <int D>
+struct Lattices {
+  static constexpr int most = 1 << D;
+  int count = 1;
+  std::int32_t offset[most] = {};
+  std::int32_t cells[most][D] = {};  // cells per axis (vertices: one more)
+  [[nodiscard]] AFEM_HOST_DEVICE std::int32_t vertices(int l) const {
+    std::int32_t n = 1;
+    for (int d = 0; d < D; ++d) {
+      n *= cells[l][d] + 1;
+    }
+    return n;
+  }
+  [[nodiscard]] AFEM_HOST_DEVICE std::int32_t total() const {
+    return offset[count - 1] + vertices(count - 1);
+  }
+};
+
+/// The next coarser level: every lattice with half its cells per axis (rounded up), or, with
+/// `split`, the one lattice of the finest level split first into 2^D lattices by the parity of
+/// the vertex index along each axis (lattice bit d: odd along axis d), each then coarsened.
+template <int D>
+Lattices<D> coarser_lattices(const Lattices<D>& fine, bool split) {
+  Lattices<D> coarse;
+  std::int32_t offset = 0;
+  if (split) {
+    coarse.count = Lattices<D>::most;
+    for (int l = 0; l < coarse.count; ++l) {
+      for (int d = 0; d < D; ++d) {
+        const int bit = (l >> d) & 1;
+        const std::int32_t parity_cells =
+            (fine.cells[0][d] - bit) / 2;  // vertices of that parity - 1
+        coarse.cells[l][d] = (std::max(parity_cells, 0) + 1) / 2;
+      }
+      coarse.offset[l] = offset;
+      offset += coarse.vertices(l);
+    }
+    return coarse;
+  }
+  coarse.count = fine.count;
+  for (int l = 0; l < fine.count; ++l) {
+    for (int d = 0; d < D; ++d) {
+      coarse.cells[l][d] = (fine.cells[l][d] + 1) / 2;
+    }
+    coarse.offset[l] = offset;
+    offset += coarse.vertices(l);
+  }
+  return coarse;
+}
+
+/// Row i of the prolongation from the coarse level to the fine one: multilinear interpolation
+/// within each lattice (with `split`, within the lattice of the vertex's parity); writes the
+/// coarse columns (increasing) and weights, gives their count (1 to 2^D).
 template <int D>
 struct GridProlongationRows {
-  std::array<std::int32_t, D> fine{};  // cells per axis
+  Lattices<D> fine;
+  Lattices<D> coarse;
+  bool split = false;
   AFEM_HOST_DEVICE int row(std::int32_t vertex, std::int32_t* columns, double* weights) const {
+    int l = 0;
+    while (l + 1 < fine.count && vertex >= fine.offset[l + 1]) {
+      ++l;
+    }
+    std::int32_t local = vertex - fine.offset[l];
     LineParents parents[D];
+    int target = l;
     for (int d = 0; d < D; ++d) {
-      parents[d] = line_parents(vertex % (fine[d] + 1), fine[d]);
-      vertex /= fine[d] + 1;
+      std::int32_t i = local % (fine.cells[l][d] + 1);
+      local /= fine.cells[l][d] + 1;
+      std::int32_t n = fine.cells[l][d];
+      if (split) {
+        const int bit = i % 2;
+        target += bit << d;
+        n = std::max((n - bit) / 2, 0);
+        i /= 2;
+      }
+      parents[d] = line_parents(i, n);
     }
     int count = 1;
-    columns[0] = 0;
+    columns[0] = coarse.offset[target];
     weights[0] = 1.0;
     std::int32_t stride = 1;
-    std::int32_t stride_next = 1;
     for (int d = 0; d < D; ++d) {
-      stride = stride_next;
-      stride_next = stride * ((fine[d] + 1) / 2 + 1);
       if (parents[d].second < 0) {
         for (int c = 0; c < count; ++c) {
           columns[c] += parents[d].first * stride;
         }
-        continue;
+      } else {
+        for (int c = 0; c < count; ++c) {
+          columns[count + c] = columns[c] + parents[d].second * stride;
+          weights[count + c] = weights[c] * 0.5;
+          columns[c] += parents[d].first * stride;
+          weights[c] *= 0.5;
+        }
+        count *= 2;
       }
-      // Outer axes vary slower: the second parent's columns all follow the first's.
-      for (int c = 0; c < count; ++c) {
-        columns[count + c] = columns[c] + parents[d].second * stride;
-        weights[count + c] = weights[c] * 0.5;
-        columns[c] += parents[d].first * stride;
-        weights[c] *= 0.5;
-      }
-      count *= 2;
+      stride *= coarse.cells[target][d] + 1;
     }
-    // Sorted by the slowest axis first: the doubling above keeps that order per axis.
     for (int c = 1; c < count; ++c) {
       for (int e = c; e > 0 && columns[e - 1] > columns[e]; --e) {
-        std::swap(columns[e - 1], columns[e]);
-        std::swap(weights[e - 1], weights[e]);
+        const std::int32_t column = columns[e - 1];
+        columns[e - 1] = columns[e];
+        columns[e] = column;
+        const double weight = weights[e - 1];
+        weights[e - 1] = weights[e];
+        weights[e] = weight;
       }
     }
     return count;
@@ -162,41 +245,190 @@ void fill_weighted_identity_blocks(const Rows& rows, std::int32_t block_rows,
                 std::move(values));
 }
 
-/// Power iteration for the largest eigenvalue of D^-1 A (`inverse_diagonal`: one value per
-/// scalar row), from a fixed start vector: the same estimate on every backend and thread count.
+/// Fills x with a fixed hash in [-1, 1]: every eigenvector has a share, the smooth ones no more
+/// than others.
+inline void fill_power_start(memory::ArrayView<double> x, memory::Arena& scratch) {
+  auto policy = memory::arena_policy(scratch, "multigrid.thrust");
+  thrust::for_each_n(policy, thrust::counting_iterator<std::size_t>(0), x.size(),
+                     [=] AFEM_HOST_DEVICE(std::size_t i) {
+                       std::uint64_t h =
+                           (static_cast<std::uint64_t>(i) + 1) * 0x9E3779B97F4A7C15ULL;
+                       h ^= h >> 29;
+                       h *= 0xBF58476D1CE4E5B9ULL;
+                       h ^= h >> 32;
+                       x[i] = static_cast<double>(h % 2001) / 1000.0 - 1.0;
+                     });
+}
+
+/// Steps of the Lanczos estimate of the largest eigenvalue of D^-1 A.
+inline constexpr int lanczos_steps = 12;
+
+/// An upper estimate of the largest eigenvalue of D^-1 A (`inverse_diagonal`: one value per scalar
+/// row) by `lanczos_steps` Lanczos steps on D^-1/2 A D^-1/2 from `start` (overwritten): the
+/// largest Ritz value plus its residual bound. Deterministic: the same on every backend and
+/// thread count, and from a given start the same on every call.
 template <int B>
 double estimate_largest_eigenvalue(const BsrMatrix<B>& a,
                                    memory::ArrayView<const double> inverse_diagonal,
-                                   memory::Arena& scratch) {
+                                   memory::ArrayView<double> start, memory::Arena& scratch) {
   const auto n = static_cast<std::size_t>(a.rows());
-  auto xs = memory::borrow_temporary<double>(scratch, n, "multigrid.power_x");
-  auto ys = memory::borrow_temporary<double>(scratch, n, "multigrid.power_y");
-  const memory::ArrayView<double> x = xs.view();
-  const memory::ArrayView<double> y = ys.view();
+  auto us = memory::borrow_temporary<double>(scratch, n, "multigrid.lanczos_u");
+  auto ws = memory::borrow_temporary<double>(scratch, n, "multigrid.lanczos_w");
+  auto previous = memory::borrow_temporary<double>(scratch, n, "multigrid.lanczos_previous");
+  const memory::ArrayView<double> v = start;
+  const memory::ArrayView<double> u = us.view();
+  const memory::ArrayView<double> w = ws.view();
+  const memory::ArrayView<double> p = previous.view();
   auto policy = memory::arena_policy(scratch, "multigrid.thrust");
   const auto count = thrust::counting_iterator<std::size_t>(0);
-  thrust::for_each_n(policy, count, n, [=] AFEM_HOST_DEVICE(std::size_t i) {
-    // A hash in [-1, 1]: every eigenvector has a share, the smooth ones no more than others.
-    std::uint64_t h = (static_cast<std::uint64_t>(i) + 1) * 0x9E3779B97F4A7C15ULL;
-    h ^= h >> 29;
-    h *= 0xBF58476D1CE4E5B9ULL;
-    h ^= h >> 32;
-    x[i] = static_cast<double>(h % 2001) / 1000.0 - 1.0;
-  });
-  double lambda = 0.0;
-  for (int iteration = 0; iteration < 15; ++iteration) {
-    scale(x, 1.0 / norm(x, scratch), scratch);
-    spmv(a, x, y, scratch);
-    thrust::for_each_n(policy, count, n,
-                       [=] AFEM_HOST_DEVICE(std::size_t i) { y[i] *= inverse_diagonal[i]; });
-    lambda = norm(y, scratch);
-    copy(y, x, scratch);
-    if (!(lambda > 0.0)) {
+  fill(p, 0.0, scratch);
+  const double start_norm = norm(v, scratch);
+  if (!(start_norm > 0.0)) {
+    return 0.0;
+  }
+  scale(v, 1.0 / start_norm, scratch);
+  Eigen::Matrix<double, lanczos_steps, lanczos_steps> t =
+      Eigen::Matrix<double, lanczos_steps, lanczos_steps>::Zero();
+  double beta = 0.0;
+  int steps = 0;
+  for (; steps < lanczos_steps; ++steps) {
+    thrust::for_each_n(policy, count, n, [=] AFEM_HOST_DEVICE(std::size_t i) {
+      u[i] = std::sqrt(inverse_diagonal[i]) * v[i];
+    });
+    spmv(a, u, w, scratch);
+    thrust::for_each_n(policy, count, n, [=] AFEM_HOST_DEVICE(std::size_t i) {
+      w[i] *= std::sqrt(inverse_diagonal[i]);
+    });
+    const double alpha = dot(w, v, scratch);
+    t(steps, steps) = alpha;
+    const double beta_before = beta;
+    thrust::for_each_n(policy, count, n, [=] AFEM_HOST_DEVICE(std::size_t i) {
+      w[i] -= alpha * v[i] + beta_before * p[i];
+    });
+    beta = norm(w, scratch);
+    if (steps + 1 < lanczos_steps) {
+      t(steps, steps + 1) = beta;
+      t(steps + 1, steps) = beta;
+    }
+    if (!(beta > 1e-12 * std::abs(alpha))) {
+      beta = 0.0;
+      ++steps;
       break;
     }
+    copy(v, p, scratch);
+    const double inverse_beta = 1.0 / beta;
+    thrust::for_each_n(policy, count, n,
+                       [=] AFEM_HOST_DEVICE(std::size_t i) { v[i] = w[i] * inverse_beta; });
   }
-  return lambda;
+  // Unused rows of T (a Lanczos run that ended early) repeat its first Ritz value, which
+  // changes nothing of the largest one.
+  for (int i = steps; i < lanczos_steps; ++i) {
+    t(i, i) = t(0, 0);
+  }
+  const Eigen::SelfAdjointEigenSolver<Eigen::Matrix<double, lanczos_steps, lanczos_steps>> eigen(t);
+  const int top = lanczos_steps - 1;
+  const double ritz = eigen.eigenvalues()[top];
+  const double residual = std::abs(beta * eigen.eigenvectors()(steps - 1, top));
+  return ritz + residual;
 }
+
+/// Zeroes row r of the prolongation `p` where row r of `a` couples to no other row (a held dof).
+template <int B>
+struct ZeroHeldRows {
+  ConstBsrView<B> a;
+  BsrView<B> p;
+  AFEM_HOST_DEVICE void operator()(std::size_t r) const {
+    for (auto k = a.offsets[r]; k < a.offsets[r + 1]; ++k) {
+      const auto at = static_cast<std::size_t>(k);
+      if (static_cast<std::size_t>(a.columns[at]) == r) {
+        continue;
+      }
+      for (int q = 0; q < B * B; ++q) {
+        if (a.values[at * B * B + static_cast<std::size_t>(q)] != 0.0) {
+          return;
+        }
+      }
+    }
+    for (auto k = p.offsets[r]; k < p.offsets[r + 1]; ++k) {
+      for (int q = 0; q < B * B; ++q) {
+        p.values[static_cast<std::size_t>(k) * B * B + static_cast<std::size_t>(q)] = 0.0;
+      }
+    }
+  }
+};
+
+/// Puts the identity on the diagonal block of row r of `c` where the whole row is zero.
+template <int B>
+struct HoldEmptyRows {
+  BsrView<B> c;
+  AFEM_HOST_DEVICE void operator()(std::size_t r) const {
+    std::int32_t diagonal = -1;
+    for (auto k = c.offsets[r]; k < c.offsets[r + 1]; ++k) {
+      const auto at = static_cast<std::size_t>(k);
+      if (static_cast<std::size_t>(c.columns[at]) == r) {
+        diagonal = k;
+      }
+      for (int q = 0; q < B * B; ++q) {
+        if (c.values[at * B * B + static_cast<std::size_t>(q)] != 0.0) {
+          return;
+        }
+      }
+    }
+    if (diagonal >= 0) {
+      for (int q = 0; q < B * B; q += B + 1) {
+        c.values[static_cast<std::size_t>(diagonal) * B * B + static_cast<std::size_t>(q)] = 1.0;
+      }
+    }
+  }
+};
+
+/// out[i] = 1 / a_ii from the diagonal blocks `d` (B * B per block row); gives n where a_ii > 0,
+/// else i (reduced by minimum: the first bad row).
+template <int B>
+struct InvertScalarDiagonal {
+  memory::ArrayView<const double> d;
+  memory::ArrayView<double> out;
+  std::size_t n = 0;
+  AFEM_HOST_DEVICE std::size_t operator()(std::size_t i) const {
+    const double value = d[(i / B) * B * B + (i % B) * (B + 1)];
+    out[i] = value > 0.0 ? 1.0 / value : 0.0;
+    return value > 0.0 ? n : i;
+  }
+};
+
+/// Writes block row r of `m` into the dense row-major n x n matrix `dense`.
+template <int B>
+struct ScatterToDense {
+  ConstBsrView<B> m;
+  memory::ArrayView<double> dense;
+  std::size_t n = 0;
+  AFEM_HOST_DEVICE void operator()(std::size_t r) const {
+    for (auto k = m.offsets[r]; k < m.offsets[r + 1]; ++k) {
+      const auto c = static_cast<std::size_t>(m.columns[static_cast<std::size_t>(k)]);
+      for (int i = 0; i < B; ++i) {
+        for (int j = 0; j < B; ++j) {
+          dense[(r * B + static_cast<std::size_t>(i)) * n + c * B + static_cast<std::size_t>(j)] =
+              m.values[static_cast<std::size_t>(k) * B * B + static_cast<std::size_t>(i * B + j)];
+        }
+      }
+    }
+  }
+};
+
+/// One Chebyshev step: d = keep d + scale D^-1 r (d not read when keep is 0), x += d.
+struct ChebyshevStep {
+  memory::ArrayView<double> d;
+  memory::ArrayView<double> x;
+  memory::ArrayView<const double> r;
+  memory::ArrayView<const double> inverse_diagonal;
+  double keep = 0.0;
+  double scale = 0.0;
+  AFEM_HOST_DEVICE void operator()(std::size_t i) const {
+    const double step = (keep != 0.0 ? keep * d[i] : 0.0) + scale * inverse_diagonal[i] * r[i];
+    d[i] = step;
+    x[i] += step;
+  }
+};
 
 /// L L^T = A for the dense symmetric n x n matrix in `l` (row-major), in place on the backend in
 /// one thread; `status` gets 0, or 1 + the first column whose pivot is not positive (relative to
@@ -205,6 +437,7 @@ struct DenseCholesky {
   memory::ArrayView<double> l;
   memory::ArrayView<std::int32_t> status;
   std::size_t n = 0;
+  bool semidefinite = false;
   AFEM_HOST_DEVICE void operator()(std::size_t) const {
     status[0] = 0;
     for (std::size_t j = 0; j < n; ++j) {
@@ -214,8 +447,15 @@ struct DenseCholesky {
         pivot -= l[j * n + k] * l[j * n + k];
       }
       if (!(pivot > 1e-11 * reference)) {
-        status[0] = static_cast<std::int32_t>(j) + 1;
-        return;
+        if (!semidefinite || pivot < -1e-8 * reference || !(reference > 0.0)) {
+          status[0] = static_cast<std::int32_t>(j) + 1;
+          return;
+        }
+        // A null direction of a semidefinite operator: its component of the solution is 0.
+        for (std::size_t i = j; i < n; ++i) {
+          l[i * n + j] = 0.0;
+        }
+        continue;
       }
       const double root = std::sqrt(pivot);
       l[j * n + j] = root;
@@ -242,14 +482,14 @@ struct DenseCholeskySolve {
       for (std::size_t k = 0; k < i; ++k) {
         sum -= l[i * n + k] * x[k];
       }
-      x[i] = sum / l[i * n + i];
+      x[i] = l[i * n + i] != 0.0 ? sum / l[i * n + i] : 0.0;
     }
     for (std::size_t i = n; i-- > 0;) {
       double sum = x[i];
       for (std::size_t k = i + 1; k < n; ++k) {
         sum -= l[k * n + i] * x[k];
       }
-      x[i] = sum / l[i * n + i];
+      x[i] = l[i * n + i] != 0.0 ? sum / l[i * n + i] : 0.0;
     }
   }
 };
@@ -301,27 +541,22 @@ public:
                  "Multigrid: the matrix has " + std::to_string(a.block_rows()) +
                      " block rows and the grid " + std::to_string(vertices) + " vertices");
     fine_ = &a;
-    std::array<std::int32_t, D> fine = cells;
+    detail::Lattices<D> fine;
+    std::copy(cells.begin(), cells.end(), fine.cells[0]);
     std::size_t level = 0;
     const BsrMatrix<B>* current = &a;
     set_smoother(level, *current, scratch);
     while (level + 1 < static_cast<std::size_t>(options_.max_levels) &&
            current->rows() > options_.coarse_rows) {
-      std::array<std::int32_t, D> coarse{};
-      std::int32_t coarse_vertices = 1;
-      bool coarser = false;
-      for (std::size_t d = 0; d < D; ++d) {
-        coarse[d] = (fine[d] + 1) / 2;
-        coarser = coarser || coarse[d] < fine[d];
-        coarse_vertices *= coarse[d] + 1;
-      }
-      if (!coarser) {
+      const bool split = level == 0 && options_.parity_coarsening;
+      const detail::Lattices<D> coarse = detail::coarser_lattices(fine, split);
+      if (!split && coarse.total() == fine.total()) {
         break;
       }
       Level& l = level_at(level);
-      detail::fill_weighted_identity_blocks<B>(detail::GridProlongationRows<D>{fine},
-                                               current->block_rows(), coarse_vertices,
-                                               l.prolongation, scratch);
+      detail::fill_weighted_identity_blocks<B>(
+          detail::GridProlongationRows<static_cast<int>(D)>{fine, coarse, split},
+          current->block_rows(), coarse.total(), l.prolongation, scratch);
       current = &coarsen(level, *current, scratch);
       fine = coarse;
       ++level;
@@ -405,12 +640,21 @@ private:
   }
 
   /// Level l + 1's operator P^T A P from level l's prolongation; R = P^T is kept for the cycle.
+  /// Held rows (no coupling to other rows, as project_dirichlet leaves them) take no part in the
+  /// coarse levels: their rows of P are zeroed, and a coarse row left all zero is held in turn
+  /// (1 on its diagonal), so the held rows' scale never mixes into the coarse operators.
   const BsrMatrix<B>& coarsen(std::size_t l, const BsrMatrix<B>& a, memory::Arena& scratch) {
     Level& fine = level_at(l);
+    auto policy = memory::arena_policy(scratch, "multigrid.thrust");
+    const auto count = thrust::counting_iterator<std::size_t>(0);
+    thrust::for_each_n(policy, count, static_cast<std::size_t>(a.block_rows()),
+                       detail::ZeroHeldRows<B>{a.view(), fine.prolongation.view()});
     transpose(fine.prolongation, fine.restriction, scratch);
     const BsrMatrix<B> ap = sparse_product(a, fine.prolongation, fine_->pool(), scratch);
     Level& coarse = level_at(l + 1);
     coarse.operator_.replace_with(sparse_product(fine.restriction, ap, fine_->pool(), scratch));
+    thrust::for_each_n(policy, count, static_cast<std::size_t>(coarse.operator_.block_rows()),
+                       detail::HoldEmptyRows<B>{coarse.operator_.view()});
     return coarse.operator_;
   }
 
@@ -421,18 +665,12 @@ private:
     auto blocks = memory::borrow_temporary<double>(scratch, n * B, "multigrid.diagonal_blocks");
     block_diagonal(a, blocks.view(), scratch);
     auto inverse = memory::borrow_temporary<double>(fine_->pool(), n, "Multigrid.inverse_diagonal");
-    const memory::ArrayView<const double> d = blocks.view();
-    const memory::ArrayView<double> out = inverse.view();
     auto policy = memory::arena_policy(scratch, "multigrid.thrust");
-    const std::size_t bad = thrust::transform_reduce(
-        policy, thrust::counting_iterator<std::size_t>(0),
-        thrust::counting_iterator<std::size_t>(n),
-        [=] AFEM_HOST_DEVICE(std::size_t i) {
-          const double value = d[(i / B) * B * B + (i % B) * (B + 1)];
-          out[i] = value > 0.0 ? 1.0 / value : 0.0;
-          return value > 0.0 ? n : i;
-        },
-        n, thrust::minimum<std::size_t>());
+    const std::size_t bad =
+        thrust::transform_reduce(policy, thrust::counting_iterator<std::size_t>(0),
+                                 thrust::counting_iterator<std::size_t>(n),
+                                 detail::InvertScalarDiagonal<B>{blocks.view(), inverse.view(), n},
+                                 n, thrust::minimum<std::size_t>());
     if (bad != n) {
       throw SolverError("Multigrid: the diagonal entry of row " + std::to_string(bad) +
                             " of level " + std::to_string(l) +
@@ -440,8 +678,12 @@ private:
                         {});
     }
     memory::replace_owned(level.inverse_diagonal, std::move(inverse));
-    level.upper =
-        1.1 * detail::estimate_largest_eigenvalue(a, level.inverse_diagonal.view(), scratch);
+    // From the same start on every build: a rebuild gives what a fresh build would (a restarted
+    // simulation stays bitwise the uninterrupted one).
+    auto start = memory::borrow_temporary<double>(scratch, n, "multigrid.power_x");
+    detail::fill_power_start(start.view(), scratch);
+    level.upper = 1.1 * detail::estimate_largest_eigenvalue(a, level.inverse_diagonal.view(),
+                                                            start.view(), scratch);
   }
 
   /// The coarsest level l: its dense Cholesky factor.
@@ -454,25 +696,13 @@ private:
     auto dense = memory::borrow_temporary<double>(fine_->pool(), n * n, "Multigrid.coarse_factor");
     auto status = memory::borrow_temporary<std::int32_t>(scratch, 1, "multigrid.status");
     const memory::ArrayView<double> l_view = dense.view();
-    const ConstBsrView<B> m = a.view();
     auto policy = memory::arena_policy(scratch, "multigrid.thrust");
     fill(l_view, 0.0, scratch);
-    thrust::for_each_n(
-        policy, thrust::counting_iterator<std::size_t>(0), static_cast<std::size_t>(m.block_rows),
-        [=] AFEM_HOST_DEVICE(std::size_t r) {
-          for (auto k = m.offsets[r]; k < m.offsets[r + 1]; ++k) {
-            const auto c = static_cast<std::size_t>(m.columns[static_cast<std::size_t>(k)]);
-            for (int i = 0; i < B; ++i) {
-              for (int j = 0; j < B; ++j) {
-                l_view[(r * B + static_cast<std::size_t>(i)) * n + c * B +
-                       static_cast<std::size_t>(j)] = m.values[static_cast<std::size_t>(k) * B * B +
-                                                               static_cast<std::size_t>(i * B + j)];
-              }
-            }
-          }
-        });
+    thrust::for_each_n(policy, thrust::counting_iterator<std::size_t>(0),
+                       static_cast<std::size_t>(a.block_rows()),
+                       detail::ScatterToDense<B>{a.view(), l_view, n});
     thrust::for_each_n(policy, thrust::counting_iterator<std::size_t>(0), 1,
-                       detail::DenseCholesky{l_view, status.view(), n});
+                       detail::DenseCholesky{l_view, status.view(), n, options_.semidefinite});
     std::int32_t failed = 0;
     memory::copy_to_host(std::span<std::int32_t>(&failed, 1),
                          memory::ArrayView<const std::int32_t>(status.view()),
@@ -511,8 +741,8 @@ private:
     fill(x, 0.0, scratch);
     smooth(level, a, b, x, rs.view(), ds.view(), true, scratch);
     // r = b - A x, restricted
-    spmv(a, x, rs.view(), scratch);
-    axpby(1.0, b, -1.0, rs.view(), scratch);
+    copy(b, rs.view(), scratch);
+    spmv(a, x, rs.view(), scratch, -1.0, 1.0);
     const auto coarse_n = static_cast<std::size_t>(level.restriction.rows());
     auto bc = memory::borrow_temporary<double>(scratch, coarse_n, "multigrid.coarse_rhs");
     auto xc = memory::borrow_temporary<double>(scratch, coarse_n, "multigrid.coarse_x");
@@ -537,32 +767,23 @@ private:
     const memory::ArrayView<const double> dinv = level.inverse_diagonal.view();
     auto policy = memory::arena_policy(scratch, "multigrid.thrust");
     const auto count = thrust::counting_iterator<std::size_t>(0);
-    if (zero) {
-      copy(b, r, scratch);
-    } else {
-      spmv(a, x, r, scratch);
-      axpby(1.0, b, -1.0, r, scratch);
+    copy(b, r, scratch);
+    if (!zero) {
+      spmv(a, x, r, scratch, -1.0, 1.0);
     }
     for (int k = 0; k < options_.smoothing_degree; ++k) {
-      if (k == 0) {
-        const double s = 1.0 / theta;
-        thrust::for_each_n(policy, count, x.size(), [=] AFEM_HOST_DEVICE(std::size_t i) {
-          d[i] = s * dinv[i] * r[i];
-          x[i] += d[i];
-        });
-      } else {
+      double keep = 0.0;
+      double step = 1.0 / theta;
+      if (k > 0) {
         const double rho_next = 1.0 / (2.0 * sigma - rho);
-        const double keep = rho_next * rho;
-        const double s = 2.0 * rho_next / delta;
-        thrust::for_each_n(policy, count, x.size(), [=] AFEM_HOST_DEVICE(std::size_t i) {
-          d[i] = keep * d[i] + s * dinv[i] * r[i];
-          x[i] += d[i];
-        });
+        keep = rho_next * rho;
+        step = 2.0 * rho_next / delta;
         rho = rho_next;
       }
+      thrust::for_each_n(policy, count, x.size(), detail::ChebyshevStep{d, x, r, dinv, keep, step});
       if (k + 1 < options_.smoothing_degree) {
-        spmv(a, x, r, scratch);
-        axpby(1.0, b, -1.0, r, scratch);
+        copy(b, r, scratch);
+        spmv(a, x, r, scratch, -1.0, 1.0);
       }
     }
   }
@@ -610,7 +831,10 @@ bool Multigrid<B>::smoothed_aggregation(const BsrMatrix<B>& a, Level& l, memory:
   for (std::size_t i = 0; i < n; ++i) {
     for (auto k = offsets[i]; k < offsets[i + 1]; ++k) {
       const auto j = static_cast<std::size_t>(columns[static_cast<std::size_t>(k)]);
-      const double coupling = block_norm(static_cast<std::size_t>(k));
+      // Scalar rows: only negative couplings are strong (a positive one, as in a wide-stencil
+      // operator, joins nodes whose values the operator pulls apart).
+      const double coupling =
+          B == 1 ? -values[static_cast<std::size_t>(k)] : block_norm(static_cast<std::size_t>(k));
       if (j != i && coupling > 0.0 && coupling >= theta * std::sqrt(diagonal[i] * diagonal[j])) {
         strong.push_back(static_cast<std::int32_t>(j));
       }

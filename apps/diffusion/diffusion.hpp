@@ -181,7 +181,7 @@ enum class Preconditioner : std::uint8_t { none, jacobi, multigrid };
 
 /// How to solve and what to keep.
 struct Settings {
-  double tolerance = 1e-10;    ///< CG relative residual
+  double tolerance = 1e-10;  ///< CG relative residual
   Preconditioner preconditioner = Preconditioner::jacobi;
   std::string vtu;             ///< when not empty, vertex values of u_h (and u) are written there
   bool vertex_values = false;  ///< keep u_h at the vertices in the report
@@ -198,9 +198,9 @@ struct Report {
   std::vector<double> vertex_values;  ///< u_h at the vertices, when Settings::vertex_values
   fem::SolveResult solve;
   double assemble_seconds = 0.0;
-  double solve_seconds = 0.0;     ///< the multigrid setup included
-  double setup_seconds = 0.0;     ///< of the multigrid hierarchy (0 without)
-  int levels = 0;                 ///< of the multigrid hierarchy (0 without)
+  double solve_seconds = 0.0;  ///< the multigrid setup included
+  double setup_seconds = 0.0;  ///< of the multigrid hierarchy (0 without)
+  int levels = 0;              ///< of the multigrid hierarchy (0 without)
   bool geometric_multigrid = false;
 };
 
@@ -266,14 +266,13 @@ Report solve(const G& geometry, const Problem& problem, memory::Pool& pool, memo
   const auto assembled = Clock::now();
 
   Report report;
-  const fem::SolveOptions options{
-      .tolerance = settings.tolerance,
-      .max_iterations = 20000,
-      .preconditioner = settings.preconditioner == Preconditioner::none ? fem::Preconditioner::none
-                                                                        : fem::Preconditioner::jacobi};
+  const fem::SolveOptions options{.tolerance = settings.tolerance,
+                                  .max_iterations = 20000,
+                                  .preconditioner = settings.preconditioner == Preconditioner::none
+                                                        ? fem::Preconditioner::none
+                                                        : fem::Preconditioner::jacobi};
   if (settings.preconditioner == Preconditioner::multigrid) {
-    constexpr bool on_grid =
-        Degree == 1 && std::is_same_v<G, geometry::Grid<dim>>;
+    constexpr bool on_grid = Degree == 1 && std::is_same_v<G, geometry::Grid<dim>>;
     const fem::Multigrid<1> multigrid = [&] {
       if constexpr (on_grid) {
         std::array<std::int32_t, dim> resolution{};

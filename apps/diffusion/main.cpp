@@ -212,11 +212,10 @@ void run(const G& geometry, const Options& options, const std::string& name,
          const std::vector<std::pair<std::int32_t, std::string>>& side_names, memory::Pool& pool,
          memory::Arena& scratch) {
   const apps::diffusion::Problem problem = problem_of(options, side_names);
-  const apps::diffusion::Settings settings{
-      .tolerance = options.tolerance,
-      .preconditioner = options.preconditioner,
-      .vtu = options.out,
-      .vertex_values = false};
+  const apps::diffusion::Settings settings{.tolerance = options.tolerance,
+                                           .preconditioner = options.preconditioner,
+                                           .vtu = options.out,
+                                           .vertex_values = false};
   const apps::diffusion::Report report =
       options.degree == 1
           ? apps::diffusion::solve<G, 1>(geometry, problem, pool, scratch, settings)

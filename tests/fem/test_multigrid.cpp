@@ -16,6 +16,7 @@
 
 #include "arenafem/fem/boundary.hpp"
 #include "arenafem/fem/bsr_matrix.hpp"
+#include "arenafem/fem/component_restriction.hpp"
 #include "arenafem/fem/integrate.hpp"
 #include "arenafem/fem/linear_operator.hpp"
 #include "arenafem/fem/multigrid.hpp"
@@ -365,6 +366,107 @@ TEST_F(MultigridTest, RefusesAnIndefiniteOperatorAndAMismatchedGrid) {
         << e.what();
   }
   EXPECT_EQ(arena_->stats().live_bytes, 0U);
+}
+
+/// q div(phi) and the lumped mass phi: a divergence between equal-order Q1 pressure and velocity
+/// on the same vertices.
+struct DivergenceForm {
+  template <class S, class Q, class Phi>
+  AFEM_HOST_DEVICE double operator()(const S& /*s*/, const Q& q, const Phi& phi) const {
+    return q.basis_value * phi.basis_gradient[phi.component];
+  }
+};
+struct LumpedMassForm {
+  static constexpr bool reads_gradients = false;
+  template <class S, class V>
+  AFEM_HOST_DEVICE double operator()(const S& /*s*/, const V& v) const {
+    return v.basis_value;
+  }
+};
+
+/// S = B M^-1 B^T on an n x n grid: it couples each vertex most to those two cells away, and its
+/// null space holds the four parity patterns of the vertices. With `held`, the boundary vertices
+/// are held (project_dirichlet), which leaves S definite.
+BsrMatrix<1> wide_laplacian(std::int32_t n, bool held, memory::Pool& pool, memory::Arena& scratch) {
+  const auto grid = test::UnitBox<geometry::Grid2D>::make(n, pool, scratch);
+  const LagrangeSpace<geometry::Grid2D, 1> space(*grid, pool, scratch);
+  const quadrature::Cells cells(*grid);
+  const quadrature::RegularQuadrature quadrature(cells, 2, pool);
+  const SpaceRestriction restriction(space, cells, scratch);
+  BsrMatrix<1, 2> divergence(pool);
+  integrate(divergence, quadrature, restriction, with_components<2>(restriction), DivergenceForm{},
+            scratch);
+  const BsrMatrix<2, 1> gradient = transpose(divergence, scratch);
+  const auto nodes = static_cast<std::size_t>(space.node_count());
+  auto mass = memory::borrow_temporary<double>(scratch, nodes, "test.mass");
+  integrate(mass.view(), quadrature, restriction, LumpedMassForm{}, scratch);
+  const std::vector<double> host_mass =
+      test::copy_to_host(memory::ArrayView<const double>(mass.view()));
+  std::vector<double> inverse(2 * nodes);
+  for (std::size_t i = 0; i < inverse.size(); ++i) {
+    inverse[i] = 1.0 / host_mass[i / 2];
+  }
+  auto w = memory::borrow_temporary<double>(scratch, inverse.size(), "test.w");
+  test::copy_to_device(w.view(), inverse);
+  BsrMatrix<1> s = sparse_product(divergence, memory::ArrayView<const double>(w.view()), gradient,
+                                  pool, scratch);
+  if (held) {
+    auto fixed = memory::borrow_temporary<std::uint8_t>(scratch, nodes, "test.fixed");
+    auto zero = memory::borrow_temporary<double>(scratch, nodes, "test.zero");
+    auto rhs = memory::borrow_temporary<double>(scratch, nodes, "test.rhs");
+    boundary_dofs(space, fixed.view(), scratch);
+    fill(zero.view(), 0.0, scratch);
+    fill(rhs.view(), 0.0, scratch);
+    project_dirichlet(s, rhs.view(), fixed.view(), zero.view(), scratch);
+  }
+  return s;
+}
+
+/// CG iterations to 1e-8 on s x = s x0 (a consistent right-hand side), x0 a fixed hash.
+int consistent_iterations(const BsrMatrix<1>& s, const Multigrid<1>& mg, memory::Pool& pool,
+                          memory::Arena& scratch) {
+  const auto n = static_cast<std::size_t>(s.rows());
+  std::vector<double> x0(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    x0[i] = std::sin(1.7 * static_cast<double>(i)) + std::cos(0.013 * static_cast<double>(i));
+  }
+  auto xs = memory::borrow_temporary<double>(pool, n, "test.x0");
+  auto b = memory::borrow_temporary<double>(pool, n, "test.b");
+  auto x = memory::borrow_temporary<double>(pool, n, "test.x");
+  test::copy_to_device(xs.view(), x0);
+  spmv(s, memory::ArrayView<const double>(xs.view()), b.view(), scratch);
+  fill(x.view(), 0.0, scratch);
+  return cg(as_operator(s), memory::ArrayView<const double>(b.view()), x.view(), scratch,
+            {.tolerance = 1e-8, .max_iterations = 3000}, mg)
+      .iterations;
+}
+
+TEST_F(MultigridTest, ParityCoarseningKeepsAWideStencilBounded) {
+  std::vector<int> parity;
+  for (const std::int32_t n : {32, 64, 128}) {
+    const BsrMatrix<1> s = wide_laplacian(n, true, *pool_, *arena_);
+    const std::array<std::int32_t, 2> cells{n, n};
+    const Multigrid<1> split(s, cells, *arena_, {.parity_coarsening = true});
+    const Multigrid<1> standard(s, cells, *arena_);
+    parity.push_back(consistent_iterations(s, split, *pool_, *arena_));
+    const int plain = consistent_iterations(s, standard, *pool_, *arena_);
+    SCOPED_TRACE("n = " + std::to_string(n));
+    // The standard coarsening misses the parity modes; the split one represents them.
+    EXPECT_GE(plain, 2 * parity.back());
+  }
+  for (const int count : parity) {
+    EXPECT_LE(count, 25);
+    EXPECT_LE(count, (3 * parity[0] + 1) / 2);
+  }
+}
+
+TEST_F(MultigridTest, SemidefiniteSolvesAConsistentSingularSystem) {
+  // Nothing held: S has the four parity patterns as its null space.
+  const BsrMatrix<1> s = wide_laplacian(32, false, *pool_, *arena_);
+  const std::array<std::int32_t, 2> cells{32, 32};
+  EXPECT_THROW(Multigrid<1>(s, cells, *arena_, {.parity_coarsening = true}), SolverError);
+  const Multigrid<1> mg(s, cells, *arena_, {.parity_coarsening = true, .semidefinite = true});
+  EXPECT_LE(consistent_iterations(s, mg, *pool_, *arena_), 40);
 }
 
 TEST_F(MultigridTest, RepeatedSolvesTakeNothingFromThePool) {
