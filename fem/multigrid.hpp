@@ -233,7 +233,7 @@ void fill_weighted_identity_blocks(const Rows& rows, std::int32_t block_rows,
     double weights[8];
     const int k = rows.row(static_cast<std::int32_t>(i), cols, weights);
     for (int e = 0; e < k; ++e) {
-      const auto at = static_cast<std::size_t>(off[i] + e);
+      const std::size_t at = static_cast<std::size_t>(off[i]) + static_cast<std::size_t>(e);
       c[at] = cols[e];
       for (int q = 0; q < B * B; ++q) {
         v[at * B * B + static_cast<std::size_t>(q)] = q % (B + 1) == 0 ? weights[e] : 0.0;

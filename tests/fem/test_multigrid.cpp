@@ -50,9 +50,9 @@ test::HostBsr random_rectangular(std::int32_t rows, std::int32_t columns, std::u
   host.columns = columns;
   host.offsets.push_back(0);
   for (std::int32_t r = 0; r < rows; ++r) {
-    std::vector<std::int32_t> picked;
-    for (int k = 0; k < 4; ++k) {
-      picked.push_back(column(random));
+    std::vector<std::int32_t> picked(4);
+    for (std::int32_t& c : picked) {
+      c = column(random);
     }
     std::sort(picked.begin(), picked.end());
     picked.erase(std::unique(picked.begin(), picked.end()), picked.end());
