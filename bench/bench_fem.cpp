@@ -22,6 +22,7 @@
 #include "arenafem/geometry/grid.hpp"
 #include "arenafem/geometry/mesh.hpp"
 #include "arenafem/memory/device_resource.hpp"
+#include "arenafem/memory/replace_owned.hpp"
 #include "arenafem/quadrature/domain.hpp"
 #include "arenafem/quadrature/quadrature.hpp"
 
@@ -290,24 +291,42 @@ struct StiffnessMassForm {
   }
 };
 
+/// The peer runner's CG problem on a problem's mesh: the Q1 stiffness plus mass matrix, b = 1 and
+/// x, in the problem's pool.
+struct PeerCgSystem {
+  fem::BsrMatrix<1> matrix;
+  memory::Temporary<double> b;
+  memory::Temporary<double> x;
+};
+
+template <class P>
+PeerCgSystem peer_cg_system(P& problem) {
+  PeerCgSystem system{fem::BsrMatrix<1>(problem.pool), {}, {}};
+  fem::integrate(system.matrix, *problem.q, *problem.restriction, *problem.restriction,
+                 StiffnessMassForm{}, problem.arena);
+  const auto n = static_cast<std::size_t>(system.matrix.rows());
+  memory::replace_owned(system.b, memory::borrow_temporary<double>(problem.pool, n, "bench.b"));
+  memory::replace_owned(system.x, memory::borrow_temporary<double>(problem.pool, n, "bench.x"));
+  std::fill(system.b.data(), system.b.data() + n, 1.0);
+  return system;
+}
+
 /// CG with Jacobi on a problem's Q1 stiffness plus mass matrix, right-hand side 1, from x = 0 to
 /// a relative residual of 1e-8: the peer runner's CG problem. Reports the iterations and the time
 /// per iteration (s/iteration).
 template <class P>
 void cg_jacobi(benchmark::State& state, P& problem) {
   set_threads(static_cast<int>(state.range(0)));
-  fem::BsrMatrix<1> matrix(problem.pool);
-  fem::integrate(matrix, *problem.q, *problem.restriction, *problem.restriction,
-                 StiffnessMassForm{}, problem.arena);
+  PeerCgSystem system = peer_cg_system(problem);
+  const fem::BsrMatrix<1>& matrix = system.matrix;
   const auto n = static_cast<std::size_t>(matrix.rows());
-  auto b = memory::borrow_temporary<double>(problem.pool, n, "bench.b");
-  auto x = memory::borrow_temporary<double>(problem.pool, n, "bench.x");
-  std::fill(b.data(), b.data() + n, 1.0);
+  const memory::ArrayView<const double> b = system.b.view();
+  const memory::ArrayView<double> x = system.x.view();
   int iterations = 0;
   double total = 0.0;
   for (auto _ : state) {
     std::fill(x.data(), x.data() + n, 0.0);
-    iterations = fem::cg(matrix, b.view(), x.view(), problem.arena,
+    iterations = fem::cg(matrix, b, x, problem.arena,
                          {.tolerance = 1e-8,
                           .max_iterations = 100000,
                           .preconditioner = fem::Preconditioner::jacobi})
@@ -333,13 +352,11 @@ void BM_CgJacobiHexQ1(benchmark::State& state) {
 template <class P>
 void cg_multigrid(benchmark::State& state, P& problem, bool geometric) {
   set_threads(static_cast<int>(state.range(0)));
-  fem::BsrMatrix<1> matrix(problem.pool);
-  fem::integrate(matrix, *problem.q, *problem.restriction, *problem.restriction,
-                 StiffnessMassForm{}, problem.arena);
+  PeerCgSystem system = peer_cg_system(problem);
+  const fem::BsrMatrix<1>& matrix = system.matrix;
   const auto n = static_cast<std::size_t>(matrix.rows());
-  auto b = memory::borrow_temporary<double>(problem.pool, n, "bench.b");
-  auto x = memory::borrow_temporary<double>(problem.pool, n, "bench.x");
-  std::fill(b.data(), b.data() + n, 1.0);
+  const memory::ArrayView<const double> b = system.b.view();
+  const memory::ArrayView<double> x = system.x.view();
   int iterations = 0;
   int levels = 0;
   double setup = 0.0;
@@ -356,7 +373,7 @@ void cg_multigrid(benchmark::State& state, P& problem, bool geometric) {
       return fem::Multigrid<1>(matrix, problem.arena);
     }();
     const auto built = std::chrono::steady_clock::now();
-    iterations = fem::cg(fem::as_operator(matrix), b.view(), x.view(), problem.arena,
+    iterations = fem::cg(fem::as_operator(matrix), b, x, problem.arena,
                          {.tolerance = 1e-8, .max_iterations = 1000}, mg)
                      .iterations;
     levels = mg.level_count();

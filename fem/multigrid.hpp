@@ -848,6 +848,17 @@ bool Multigrid<B>::smoothed_aggregation(const BsrMatrix<B>& a, Level& l, memory:
   constexpr std::int32_t isolated = -2;
   std::vector<std::int32_t> aggregate(n, free_node);
   std::int32_t count = 0;
+  // A new aggregate: node i and its strong neighbours not yet taken.
+  auto start_aggregate = [&](std::size_t i) {
+    aggregate[i] = count;
+    for (auto k = strong_offsets[i]; k < strong_offsets[i + 1]; ++k) {
+      const auto j = static_cast<std::size_t>(strong[static_cast<std::size_t>(k)]);
+      if (aggregate[j] == free_node) {
+        aggregate[j] = count;
+      }
+    }
+    ++count;
+  };
   for (std::size_t i = 0; i < n; ++i) {
     if (strong_offsets[i] == strong_offsets[i + 1]) {
       aggregate[i] = isolated;
@@ -863,14 +874,7 @@ bool Multigrid<B>::smoothed_aggregation(const BsrMatrix<B>& a, Level& l, memory:
     if (!all_free) {
       continue;
     }
-    aggregate[i] = count;
-    for (auto k = strong_offsets[i]; k < strong_offsets[i + 1]; ++k) {
-      const auto j = static_cast<std::size_t>(strong[static_cast<std::size_t>(k)]);
-      if (aggregate[j] == free_node) {
-        aggregate[j] = count;
-      }
-    }
-    ++count;
+    start_aggregate(i);
   }
   const std::vector<std::int32_t> first_pass = aggregate;
   for (std::size_t i = 0; i < n; ++i) {
@@ -890,14 +894,7 @@ bool Multigrid<B>::smoothed_aggregation(const BsrMatrix<B>& a, Level& l, memory:
     if (aggregate[i] != free_node) {
       continue;
     }
-    aggregate[i] = count;
-    for (auto k = strong_offsets[i]; k < strong_offsets[i + 1]; ++k) {
-      const auto j = static_cast<std::size_t>(strong[static_cast<std::size_t>(k)]);
-      if (aggregate[j] == free_node) {
-        aggregate[j] = count;
-      }
-    }
-    ++count;
+    start_aggregate(i);
   }
   if (count == 0 || static_cast<std::size_t>(count) * 10 > n * 9) {
     return false;
