@@ -106,7 +106,7 @@ void print_help() {
       "                            recorded launch list on the CPU (the default)\n"
       "  --direct                  run each step directly\n"
       "  --incompressible          a fluid scene's fluid made incompressible: a pressure\n"
-      "                            projection each step, its multigrid hierarchy rebuilt\n"
+      "                            projection (CG) each step; run it --direct\n"
       "  --emit-drain              open the floor (particles leave through it) and emit a\n"
       "                            block of particles every few steps, up to a capacity of\n"
       "                            1.5 times the scene's count\n"

@@ -208,11 +208,9 @@ public:
   void replace_with(BsrMatrix&& other) {
     AFEM_EXPECTS(other.pool_ == pool_,
                  "BsrMatrix::replace_with: the matrices are in different pools");
-    const std::int32_t rows = std::exchange(other.block_rows_, 0);
-    const std::int32_t cols = std::exchange(other.block_columns_, 0);
-    other.pattern_id_ = 0;
-    set_pattern(rows, cols, std::move(other.offsets_), std::move(other.columns_),
-                std::move(other.values_));
+    BsrMatrix taken(std::move(other));  // leaves `other` empty, its plan and caches too
+    set_pattern(taken.block_rows_, taken.block_columns_, std::move(taken.offsets_),
+                std::move(taken.columns_), std::move(taken.values_));
   }
 
   /// Names the current pattern: a new one (set_pattern, a new assembly plan) gets a new id, unique

@@ -46,7 +46,7 @@ struct MultigridOptions {
   /// Degree of the Chebyshev smoother, before and after the coarse correction.
   int smoothing_degree = 2;
   /// The smoother damps the eigenvalues of D^-1 A in [upper / smoothing_range, upper], upper
-  /// 1.1 times the largest one's estimate (power iteration).
+  /// 1.1 times a Lanczos bound on the largest one.
   double smoothing_range = 15.0;
   /// Coarsening stops at a level with at most this many scalar rows, solved by dense Cholesky.
   std::int64_t coarse_rows = 150;
@@ -162,7 +162,7 @@ struct GridProlongationRows {
       if (split) {
         const int bit = i % 2;
         target += bit << d;
-        n = std::max((n - bit) / 2, 0);
+        n = n - bit > 0 ? (n - bit) / 2 : 0;
         i /= 2;
       }
       parents[d] = line_parents(i, n);
@@ -221,7 +221,7 @@ void fill_weighted_identity_blocks(const Rows& rows, std::int32_t block_rows,
   thrust::inclusive_scan(policy, off.begin(), off.end(), off.begin());
   std::int32_t blocks = 0;
   memory::copy_to_host(std::span<std::int32_t>(&blocks, 1),
-                       memory::ArrayView<const std::int32_t>(off).subview(n, 1), pool.stream());
+                       memory::ArrayView<const std::int32_t>(off).subview(n, 1), scratch.stream());
   auto columns = memory::borrow_temporary<std::int32_t>(pool, static_cast<std::size_t>(blocks),
                                                         "BsrMatrix.columns");
   auto values = memory::borrow_temporary<double>(pool, static_cast<std::size_t>(blocks) * B * B,
@@ -240,14 +240,14 @@ void fill_weighted_identity_blocks(const Rows& rows, std::int32_t block_rows,
       }
     }
   });
-  pool.stream().synchronize();
+  scratch.stream().synchronize();
   p.set_pattern(block_rows, block_columns, std::move(offsets), std::move(columns),
                 std::move(values));
 }
 
 /// Fills x with a fixed hash in [-1, 1]: every eigenvector has a share, the smooth ones no more
 /// than others.
-inline void fill_power_start(memory::ArrayView<double> x, memory::Arena& scratch) {
+inline void fill_lanczos_start(memory::ArrayView<double> x, memory::Arena& scratch) {
   auto policy = memory::arena_policy(scratch, "multigrid.thrust");
   thrust::for_each_n(policy, thrust::counting_iterator<std::size_t>(0), x.size(),
                      [=] AFEM_HOST_DEVICE(std::size_t i) {
@@ -265,8 +265,8 @@ inline constexpr int lanczos_steps = 12;
 
 /// An upper estimate of the largest eigenvalue of D^-1 A (`inverse_diagonal`: one value per scalar
 /// row) by `lanczos_steps` Lanczos steps on D^-1/2 A D^-1/2 from `start` (overwritten): the
-/// largest Ritz value plus its residual bound. Deterministic: the same on every backend and
-/// thread count, and from a given start the same on every call.
+/// largest Ritz value plus its residual bound. Deterministic: the same on every thread count, and
+/// from a given start the same on every call.
 template <int B>
 double estimate_largest_eigenvalue(const BsrMatrix<B>& a,
                                    memory::ArrayView<const double> inverse_diagonal,
@@ -331,56 +331,6 @@ double estimate_largest_eigenvalue(const BsrMatrix<B>& a,
   const double residual = std::abs(beta * eigen.eigenvectors()(steps - 1, top));
   return ritz + residual;
 }
-
-/// Zeroes row r of the prolongation `p` where row r of `a` couples to no other row (a held dof).
-template <int B>
-struct ZeroHeldRows {
-  ConstBsrView<B> a;
-  BsrView<B> p;
-  AFEM_HOST_DEVICE void operator()(std::size_t r) const {
-    for (auto k = a.offsets[r]; k < a.offsets[r + 1]; ++k) {
-      const auto at = static_cast<std::size_t>(k);
-      if (static_cast<std::size_t>(a.columns[at]) == r) {
-        continue;
-      }
-      for (int q = 0; q < B * B; ++q) {
-        if (a.values[at * B * B + static_cast<std::size_t>(q)] != 0.0) {
-          return;
-        }
-      }
-    }
-    for (auto k = p.offsets[r]; k < p.offsets[r + 1]; ++k) {
-      for (int q = 0; q < B * B; ++q) {
-        p.values[static_cast<std::size_t>(k) * B * B + static_cast<std::size_t>(q)] = 0.0;
-      }
-    }
-  }
-};
-
-/// Puts the identity on the diagonal block of row r of `c` where the whole row is zero.
-template <int B>
-struct HoldEmptyRows {
-  BsrView<B> c;
-  AFEM_HOST_DEVICE void operator()(std::size_t r) const {
-    std::int32_t diagonal = -1;
-    for (auto k = c.offsets[r]; k < c.offsets[r + 1]; ++k) {
-      const auto at = static_cast<std::size_t>(k);
-      if (static_cast<std::size_t>(c.columns[at]) == r) {
-        diagonal = k;
-      }
-      for (int q = 0; q < B * B; ++q) {
-        if (c.values[at * B * B + static_cast<std::size_t>(q)] != 0.0) {
-          return;
-        }
-      }
-    }
-    if (diagonal >= 0) {
-      for (int q = 0; q < B * B; q += B + 1) {
-        c.values[static_cast<std::size_t>(diagonal) * B * B + static_cast<std::size_t>(q)] = 1.0;
-      }
-    }
-  }
-};
 
 /// out[i] = 1 / a_ii from the diagonal blocks `d` (B * B per block row); gives n where a_ii > 0,
 /// else i (reduced by minimum: the first bad row).
@@ -514,6 +464,7 @@ public:
   Multigrid(const BsrMatrix<B>& a, const std::array<std::int32_t, D>& cells, memory::Arena& scratch,
             const MultigridOptions& options = {})
       : options_(options), fine_(&a) {
+    check_options(options_);
     rebuild(a, cells, scratch);
   }
 
@@ -522,6 +473,7 @@ public:
   /// is not positive definite or the coarsest one is singular.
   Multigrid(const BsrMatrix<B>& a, memory::Arena& scratch, const MultigridOptions& options = {})
       : options_(options), fine_(&a) {
+    check_options(options_);
     rebuild(a, scratch);
   }
 
@@ -532,6 +484,7 @@ public:
   void rebuild(const BsrMatrix<B>& a, const std::array<std::int32_t, D>& cells,
                memory::Arena& scratch) {
     check_matrix(a);
+    ready_ = false;
     std::int64_t vertices = 1;
     for (const std::int32_t n : cells) {
       AFEM_EXPECTS(n >= 1, "Multigrid: a grid axis has " + std::to_string(n) + " cells");
@@ -569,6 +522,7 @@ public:
   /// matrix's pattern is copied there); the products on the backend.
   void rebuild(const BsrMatrix<B>& a, memory::Arena& scratch) {
     check_matrix(a);
+    ready_ = false;
     fine_ = &a;
     std::size_t level = 0;
     const BsrMatrix<B>* current = &a;
@@ -591,7 +545,11 @@ public:
   /// Levels, the finest and the coarsest included.
   [[nodiscard]] int level_count() const { return static_cast<int>(depth_ + 1); }
   /// Scalar rows of level l (0: the finest).
-  [[nodiscard]] std::int64_t level_rows(int l) const { return operator_at(l).rows(); }
+  [[nodiscard]] std::int64_t level_rows(int l) const {
+    AFEM_EXPECTS(l >= 0 && l < level_count(), "Multigrid::level_rows: level " + std::to_string(l) +
+                                                  " of " + std::to_string(level_count()));
+    return operator_at(l).rows();
+  }
   /// Blocks of every level's operator over the finest one's.
   [[nodiscard]] double operator_complexity() const {
     double blocks = 0.0;
@@ -607,6 +565,7 @@ public:
     AFEM_EXPECTS(r.size() == static_cast<std::size_t>(rows()) && z.size() == r.size(),
                  "Multigrid::apply: r has " + std::to_string(r.size()) + " and z " +
                      std::to_string(z.size()) + " entries for " + std::to_string(rows()) + " rows");
+    AFEM_EXPECTS(ready_, "Multigrid::apply: the last rebuild failed; rebuild before applying");
     cycle(0, r, z, scratch);
   }
 
@@ -619,6 +578,17 @@ private:
     memory::Temporary<double> inverse_diagonal;
     double upper = 0.0;
   };
+
+  static void check_options(const MultigridOptions& o) {
+    AFEM_EXPECTS(o.smoothing_degree >= 1 && o.smoothing_range > 1.0 && o.coarse_rows >= 1 &&
+                     o.max_levels >= 1 && o.max_levels <= 64 && o.strength >= 0.0,
+                 "Multigrid: options out of range (smoothing_degree " +
+                     std::to_string(o.smoothing_degree) + ", expected >= 1; smoothing_range " +
+                     std::to_string(o.smoothing_range) + ", expected > 1; coarse_rows " +
+                     std::to_string(o.coarse_rows) + ", expected >= 1; max_levels " +
+                     std::to_string(o.max_levels) + ", expected 1 to 64; strength " +
+                     std::to_string(o.strength) + ", expected >= 0)");
+  }
 
   static void check_matrix(const BsrMatrix<B>& a) {
     AFEM_EXPECTS(a.block_rows() == a.block_columns() && a.block_rows() > 0,
@@ -640,21 +610,12 @@ private:
   }
 
   /// Level l + 1's operator P^T A P from level l's prolongation; R = P^T is kept for the cycle.
-  /// Held rows (no coupling to other rows, as project_dirichlet leaves them) take no part in the
-  /// coarse levels: their rows of P are zeroed, and a coarse row left all zero is held in turn
-  /// (1 on its diagonal), so the held rows' scale never mixes into the coarse operators.
   const BsrMatrix<B>& coarsen(std::size_t l, const BsrMatrix<B>& a, memory::Arena& scratch) {
     Level& fine = level_at(l);
-    auto policy = memory::arena_policy(scratch, "multigrid.thrust");
-    const auto count = thrust::counting_iterator<std::size_t>(0);
-    thrust::for_each_n(policy, count, static_cast<std::size_t>(a.block_rows()),
-                       detail::ZeroHeldRows<B>{a.view(), fine.prolongation.view()});
     transpose(fine.prolongation, fine.restriction, scratch);
     const BsrMatrix<B> ap = sparse_product(a, fine.prolongation, fine_->pool(), scratch);
     Level& coarse = level_at(l + 1);
     coarse.operator_.replace_with(sparse_product(fine.restriction, ap, fine_->pool(), scratch));
-    thrust::for_each_n(policy, count, static_cast<std::size_t>(coarse.operator_.block_rows()),
-                       detail::HoldEmptyRows<B>{coarse.operator_.view()});
     return coarse.operator_;
   }
 
@@ -680,8 +641,8 @@ private:
     memory::replace_owned(level.inverse_diagonal, std::move(inverse));
     // From the same start on every build: a rebuild gives what a fresh build would (a restarted
     // simulation stays bitwise the uninterrupted one).
-    auto start = memory::borrow_temporary<double>(scratch, n, "multigrid.power_x");
-    detail::fill_power_start(start.view(), scratch);
+    auto start = memory::borrow_temporary<double>(scratch, n, "multigrid.lanczos_start");
+    detail::fill_lanczos_start(start.view(), scratch);
     level.upper = 1.1 * detail::estimate_largest_eigenvalue(a, level.inverse_diagonal.view(),
                                                             start.view(), scratch);
   }
@@ -691,8 +652,9 @@ private:
     depth_ = l;
     const auto n = static_cast<std::size_t>(a.rows());
     AFEM_EXPECTS(n <= 4096, "Multigrid: the coarsest level has " + std::to_string(n) +
-                                " rows (the grid or matrix cannot be coarsened further); raise "
-                                "max_levels or coarsen less per level");
+                                " rows, too many for its dense solve: max_levels is reached or "
+                                "the coarsening stalled (smoothed aggregation stops when a level "
+                                "keeps more than 90 % of its rows); raise max_levels");
     auto dense = memory::borrow_temporary<double>(fine_->pool(), n * n, "Multigrid.coarse_factor");
     auto status = memory::borrow_temporary<std::int32_t>(scratch, 1, "multigrid.status");
     const memory::ArrayView<double> l_view = dense.view();
@@ -705,19 +667,22 @@ private:
                        detail::DenseCholesky{l_view, status.view(), n, options_.semidefinite});
     std::int32_t failed = 0;
     memory::copy_to_host(std::span<std::int32_t>(&failed, 1),
-                         memory::ArrayView<const std::int32_t>(status.view()),
-                         fine_->pool().stream());
+                         memory::ArrayView<const std::int32_t>(status.view()), scratch.stream());
     if (failed != 0) {
-      throw SolverError("Multigrid: the coarsest operator (level " + std::to_string(l) + ", " +
-                            std::to_string(n) +
-                            " rows) is singular or not positive definite at "
-                            "row " +
-                            std::to_string(failed - 1) +
-                            "; multigrid needs a symmetric positive definite matrix (fix some "
-                            "dofs of a pure Neumann problem)",
-                        {});
+      const std::string where = "Multigrid: the coarsest operator (level " + std::to_string(l) +
+                                ", " + std::to_string(n) + " rows) ";
+      throw SolverError(
+          options_.semidefinite
+              ? where + "has a negative pivot at row " + std::to_string(failed - 1) +
+                    "; the matrix is not positive semidefinite"
+              : where + "is singular or not positive definite at row " +
+                    std::to_string(failed - 1) +
+                    "; multigrid needs a symmetric positive definite matrix (fix some dofs of a "
+                    "pure Neumann problem, or set semidefinite for a consistent singular system)",
+          {});
     }
     memory::replace_owned(coarse_factor_, std::move(dense));
+    ready_ = true;
   }
 
   /// Forms the smoothed-aggregation prolongation of `a` into l.prolongation; false when the
@@ -792,12 +757,13 @@ private:
   const BsrMatrix<B>* fine_;
   std::vector<Level> levels_;
   std::size_t depth_ = 0;
+  bool ready_ = false;
   memory::Temporary<double> coarse_factor_;
 };
 
 template <int B>
 bool Multigrid<B>::smoothed_aggregation(const BsrMatrix<B>& a, Level& l, memory::Arena& scratch) {
-  const memory::Stream& stream = fine_->pool().stream();
+  const memory::Stream& stream = scratch.stream();
   const ConstBsrView<B> m = a.view();
   const auto n = static_cast<std::size_t>(a.block_rows());
   constexpr int block = B * B;

@@ -178,7 +178,7 @@ BsrMatrix<R, C> sparse_product(const BsrMatrix<R, K>& a, memory::ArrayView<const
   });
   thrust::inclusive_scan(policy, eo.begin(), eo.end(), eo.begin());
   std::int64_t total = 0;
-  memory::copy_to_host(std::span<std::int64_t>(&total, 1), eo.subview(rows, 1), pool.stream());
+  memory::copy_to_host(std::span<std::int64_t>(&total, 1), eo.subview(rows, 1), scratch.stream());
   AFEM_EXPECTS(total < std::numeric_limits<std::int32_t>::max(),
                "sparse_product: more than 2^31 block products");
   const auto n = static_cast<std::size_t>(total);
@@ -213,7 +213,7 @@ BsrMatrix<R, C> sparse_product(const BsrMatrix<R, K>& a, memory::ArrayView<const
   std::int32_t blocks32 = 0;
   if (n > 0) {
     memory::copy_to_host(std::span<std::int32_t>(&blocks32, 1), head.subview(n - 1, 1),
-                         pool.stream());
+                         scratch.stream());
   }
   const auto blocks = static_cast<std::size_t>(blocks32);
   auto columns = memory::borrow_temporary<std::int32_t>(pool, blocks, "BsrMatrix.columns");
@@ -262,7 +262,7 @@ BsrMatrix<R, C> sparse_product(const BsrMatrix<R, K>& a, memory::ArrayView<const
     }
     off[i] = lo < n ? head[lo] - 1 : static_cast<std::int32_t>(blocks);
   });
-  pool.stream().synchronize();
+  scratch.stream().synchronize();
 #endif
   BsrMatrix<R, C> product(pool);
   product.set_pattern(a.block_rows(), b.block_columns(), std::move(offsets), std::move(columns),

@@ -26,6 +26,7 @@
 #include "arenafem/fem/sparse_product.hpp"
 #include "arenafem/geometry/grid.hpp"
 #include "arenafem/geometry/mesh.hpp"
+#include "arenafem/memory/device_resource.hpp"
 #include "arenafem/memory/replace_owned.hpp"
 #include "arenafem/quadrature/domain.hpp"
 #include "arenafem/quadrature/quadrature.hpp"
@@ -148,6 +149,38 @@ struct LaplaceForm {
     return dot(u.grad(), v.grad());
   }
 };
+
+TEST(SparseProductShapes, IsTheSameOnAnyThreadCountAndHandlesEmptyProducts) {
+  if (!test::device_available()) {
+    GTEST_SKIP() << "no device for this build's backend";
+  }
+  memory::Pool pool(memory::device_resource(), memory::PoolOptions{.name = "backend"});
+  memory::Arena arena(pool, memory::ArenaOptions{"step", 1 << 20, 0});
+  // Rows enough for the CPU product to cut them into parts.
+  const BsrMatrix<1> a = random_rectangular<1, 1>(30000, 20000, 3).upload<1, 1>(pool);
+  const BsrMatrix<1> b = random_rectangular<1, 1>(20000, 25000, 4).upload<1, 1>(pool);
+  std::vector<std::vector<double>> values;
+  std::vector<std::vector<std::int32_t>> columns;
+  for (const int threads : {1, 2, 3}) {
+    const test::ThreadCount scope(threads);
+    const BsrMatrix<1> c = sparse_product(a, b, pool, arena);
+    values.push_back(test::copy_to_host(memory::ArrayView<const double>(c.view().values)));
+    columns.push_back(test::copy_to_host(c.view().columns));
+  }
+  EXPECT_EQ(values[1], values[0]);
+  EXPECT_EQ(values[2], values[0]);
+  EXPECT_EQ(columns[1], columns[0]);
+  // A matrix without blocks: the product has none, and its offsets are all 0.
+  test::HostBsr none;
+  none.rows = 5;
+  none.columns = 20000;
+  none.offsets.assign(6, 0);
+  const BsrMatrix<1> empty = sparse_product(none.upload<1, 1>(pool), b, pool, arena);
+  EXPECT_EQ(empty.block_rows(), 5);
+  EXPECT_EQ(empty.block_count(), 0);
+  EXPECT_EQ(test::copy_to_host(empty.view().offsets), std::vector<std::int32_t>(6, 0));
+  EXPECT_EQ(arena.stats().live_bytes, 0U);
+}
 
 /// The Q1 (or P1) Laplacian of a unit box with its boundary held, and a right-hand side.
 struct Poisson {
@@ -467,6 +500,93 @@ TEST_F(MultigridTest, SemidefiniteSolvesAConsistentSingularSystem) {
   EXPECT_THROW(Multigrid<1>(s, cells, *arena_, {.parity_coarsening = true}), SolverError);
   const Multigrid<1> mg(s, cells, *arena_, {.parity_coarsening = true, .semidefinite = true});
   EXPECT_LE(consistent_iterations(s, mg, *pool_, *arena_), 40);
+}
+
+TEST_F(MultigridTest, ParityCoarseningHandlesOddResolutions) {
+  for (const std::int32_t n : {33, 35}) {
+    const BsrMatrix<1> s = wide_laplacian(n, true, *pool_, *arena_);
+    const Multigrid<1> split(s, std::array<std::int32_t, 2>{n, n}, *arena_,
+                             {.parity_coarsening = true});
+    EXPECT_LE(consistent_iterations(s, split, *pool_, *arena_), 25) << "n = " << n;
+  }
+}
+
+TEST_F(MultigridTest, GeometricHandlesAFlatGridAndBlocks) {
+  // Two cells across: the short axis stops coarsening long before the long one.
+  const geometry::Grid2D flat({0.0, 0.0}, {1.0 / 200, 1.0 / 200}, {200, 2});
+  const Poisson p = assemble_poisson(flat, true, *pool_, *arena_);
+  const Multigrid<1> mg(p.matrix, std::array<std::int32_t, 2>{200, 2}, *arena_);
+  EXPECT_GE(mg.level_count(), 2);
+  EXPECT_LE(cg_iterations(p, mg, *pool_, *arena_), 15);
+  // Two unknowns per vertex, coupled: the same Laplacian times a 2 x 2 block.
+  const auto grid = test::UnitBox<geometry::Grid2D>::make(40, *pool_, *arena_);
+  const Poisson q = assemble_poisson(*grid, true, *pool_, *arena_);
+  std::vector<double> blocks;
+  for (const double v :
+       test::copy_to_host(memory::ArrayView<const double>(q.matrix.view().values))) {
+    blocks.insert(blocks.end(), {2.0 * v, 0.5 * v, 0.5 * v, 2.0 * v});
+  }
+  const BsrMatrix<2> a =
+      BsrMatrix<2>::from_host(*pool_, q.matrix.block_rows(), q.matrix.block_columns(),
+                              test::copy_to_host(q.matrix.view().offsets),
+                              test::copy_to_host(q.matrix.view().columns), blocks);
+  const Multigrid<2> geometric(a, std::array<std::int32_t, 2>{40, 40}, *arena_);
+  auto b = memory::borrow_temporary<double>(*pool_, static_cast<std::size_t>(a.rows()), "test.b");
+  auto x = memory::borrow_temporary<double>(*pool_, static_cast<std::size_t>(a.rows()), "test.x");
+  fill(b.view(), 1.0, *arena_);
+  fill(x.view(), 0.0, *arena_);
+  EXPECT_LE(cg(as_operator(a), memory::ArrayView<const double>(b.view()), x.view(), *arena_,
+               {.tolerance = 1e-8}, geometric)
+                .iterations,
+            15);
+}
+
+TEST_F(MultigridTest, ARebuildGivesWhatAFreshBuildGivesAndAFailedOneIsRefused) {
+  const auto grid = test::UnitBox<geometry::Grid2D>::make(48, *pool_, *arena_);
+  Poisson p = assemble_poisson(*grid, true, *pool_, *arena_);
+  const std::array<std::int32_t, 2> cells{48, 48};
+  Multigrid<1> rebuilt(p.matrix, cells, *arena_);
+  Multigrid<1> algebraic(p.matrix, *arena_);
+  // New values on the same pattern: twice the matrix plus 0.1 on its diagonal.
+  const std::vector<double> values =
+      test::copy_to_host(memory::ArrayView<const double>(p.matrix.view().values));
+  const std::vector<std::int32_t> offsets = test::copy_to_host(p.matrix.view().offsets);
+  const std::vector<std::int32_t> columns = test::copy_to_host(p.matrix.view().columns);
+  std::vector<double> changed(values.size());
+  for (std::size_t r = 0; r + 1 < offsets.size(); ++r) {
+    for (auto k = offsets[r]; k < offsets[r + 1]; ++k) {
+      const auto c = static_cast<std::size_t>(columns[static_cast<std::size_t>(k)]);
+      changed[static_cast<std::size_t>(k)] =
+          2.0 * values[static_cast<std::size_t>(k)] + (r == c ? 0.1 : 0.0);
+    }
+  }
+  test::copy_to_device(p.matrix.view().values, changed);
+  rebuilt.rebuild(p.matrix, cells, *arena_);
+  algebraic.rebuild(p.matrix, *arena_);
+  const Multigrid<1> fresh(p.matrix, cells, *arena_);
+  const Multigrid<1> fresh_algebraic(p.matrix, *arena_);
+  std::vector<double> from_rebuilt;
+  std::vector<double> from_fresh;
+  cg_iterations(p, rebuilt, *pool_, *arena_, &from_rebuilt);
+  cg_iterations(p, fresh, *pool_, *arena_, &from_fresh);
+  EXPECT_EQ(from_rebuilt, from_fresh);
+  cg_iterations(p, algebraic, *pool_, *arena_, &from_rebuilt);
+  cg_iterations(p, fresh_algebraic, *pool_, *arena_, &from_fresh);
+  EXPECT_EQ(from_rebuilt, from_fresh);
+  // A rebuild that fails leaves a preconditioner that refuses to be applied.
+  const Poisson singular = assemble_poisson(*grid, false, *pool_, *arena_);
+  EXPECT_THROW(rebuilt.rebuild(singular.matrix, cells, *arena_), SolverError);
+  auto r = memory::borrow_temporary<double>(*pool_, static_cast<std::size_t>(p.dofs), "test.r");
+  auto z = memory::borrow_temporary<double>(*pool_, static_cast<std::size_t>(p.dofs), "test.z");
+  fill(r.view(), 1.0, *arena_);
+  try {
+    rebuilt.apply(memory::ArrayView<const double>(r.view()), z.view(), *arena_);
+    FAIL() << "expected afem::Error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("the last rebuild failed"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(Multigrid<1>(p.matrix, cells, *arena_, {.smoothing_range = 1.0}), Error);
+  EXPECT_THROW(Multigrid<1>(p.matrix, *arena_, {.max_levels = -1}), Error);
 }
 
 TEST_F(MultigridTest, RepeatedSolvesTakeNothingFromThePool) {
