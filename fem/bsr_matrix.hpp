@@ -264,10 +264,11 @@ namespace detail {
 /// Prefetches the values and columns of the blocks `lookahead` blocks past [begin, end), a cache
 /// line at a time: a row of a product asks for the lines a later row will read, which the
 /// hardware prefetcher alone leaves a core short of memory bandwidth on (measured on the CPU
-/// backend). Nothing on the GPU.
+/// backend). Nothing on the GPU. Forced inline: GCC counts a prefetch as free of side effects, so
+/// an out-of-line copy of this function is deduced `const` and its calls are deleted.
 template <int R, int C>
-AFEM_HOST_DEVICE void prefetch_ahead(const ConstBsrView<R, C>& m, std::int32_t begin,
-                                     std::int32_t end) {
+AFEM_HOST_DEVICE AFEM_INLINE void prefetch_ahead(const ConstBsrView<R, C>& m, std::int32_t begin,
+                                                 std::int32_t end) {
 #if !defined(__CUDA_ARCH__)
   constexpr std::size_t lookahead = 512;
   constexpr std::size_t line = 64;

@@ -50,8 +50,10 @@ namespace memory {
 
 /// Asks the CPU to bring the cache line at `address` in ahead of its use (nothing on the GPU).
 /// A prefetch never faults, but the address must still be formed inside its array (callers clamp
-/// their look-ahead to the array's end).
-AFEM_HOST_DEVICE inline void prefetch(const void* address) {
+/// their look-ahead to the array's end). Call it from a function that inlines into the loop it
+/// serves (AFEM_INLINE): GCC deems a prefetch free of side effects and deletes the calls to an
+/// out-of-line function that only prefetches.
+AFEM_HOST_DEVICE AFEM_INLINE void prefetch(const void* address) {
 #if !defined(__CUDA_ARCH__) && defined(__GNUC__)
   __builtin_prefetch(address);
 #else
