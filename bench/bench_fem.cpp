@@ -7,6 +7,8 @@
 
 #include <Eigen/Sparse>
 
+#include <algorithm>
+#include <array>
 #include <chrono>
 #include <memory>
 #include <type_traits>
@@ -84,6 +86,14 @@ Problem<geometry::Grid2D>& grid_problem() {
   static Problem<geometry::Grid2D> problem(std::make_unique<geometry::Grid2D>(
       std::array<double, 2>{0.0, 0.0}, std::array<double, 2>{1.0 / 1024, 1.0 / 1024},
       std::array<std::int32_t, 2>{1024, 1024}));
+  return problem;
+}
+
+/// The 3D peer problem's unit cube as a 100^3 grid (the same Q1 space as hex_problem's mesh).
+Problem<geometry::Grid3D>& grid3_problem() {
+  static Problem<geometry::Grid3D> problem(std::make_unique<geometry::Grid3D>(
+      std::array<double, 3>{0.0, 0.0, 0.0}, std::array<double, 3>{0.01, 0.01, 0.01},
+      std::array<std::int32_t, 3>{100, 100, 100}));
   return problem;
 }
 
@@ -365,9 +375,12 @@ void cg_multigrid(benchmark::State& state, P& problem, bool geometric) {
     const auto start = std::chrono::steady_clock::now();
     std::fill(x.data(), x.data() + n, 0.0);
     const auto mg = [&] {
-      if constexpr (std::is_same_v<typename P::Space::Geometry, geometry::Grid2D>) {
+      using G = typename P::Space::Geometry;
+      if constexpr (std::is_same_v<G, geometry::Grid<G::dimension>>) {
         if (geometric) {
-          return fem::Multigrid<1>(matrix, std::array<std::int32_t, 2>{1024, 1024}, problem.arena);
+          std::array<std::int32_t, G::dimension> resolution{};
+          std::copy_n(problem.geometry->view().resolution, G::dimension, resolution.begin());
+          return fem::Multigrid<1>(matrix, resolution, problem.arena);
         }
       }
       return fem::Multigrid<1>(matrix, problem.arena);
@@ -388,6 +401,9 @@ void cg_multigrid(benchmark::State& state, P& problem, bool geometric) {
 
 void BM_CgMultigridGridQ1(benchmark::State& state) {
   cg_multigrid(state, grid_problem(), true);
+}
+void BM_CgMultigridGrid3Q1(benchmark::State& state) {
+  cg_multigrid(state, grid3_problem(), true);
 }
 void BM_CgAggregationGridQ1(benchmark::State& state) {
   cg_multigrid(state, grid_problem(), false);
@@ -505,6 +521,12 @@ BENCHMARK(BM_CgJacobiGridQ1)
     ->UseRealTime();
 BENCHMARK(BM_CgJacobiHexQ1)->Arg(1)->Arg(2)->Unit(benchmark::kSecond)->Iterations(1)->UseRealTime();
 BENCHMARK(BM_CgMultigridGridQ1)
+    ->Arg(1)
+    ->Arg(2)
+    ->Unit(benchmark::kMillisecond)
+    ->Iterations(3)
+    ->UseRealTime();
+BENCHMARK(BM_CgMultigridGrid3Q1)
     ->Arg(1)
     ->Arg(2)
     ->Unit(benchmark::kMillisecond)
