@@ -124,12 +124,12 @@ TYPED_TEST(SparseProductTest, MatchesEigenWithAndWithoutWeights) {
   EXPECT_EQ(this->arena_->stats().live_bytes, 0U);
 }
 
-TEST(SparseProductShapes, RefusesSizesThatDoNotChain) {
-  if (!test::device_available()) {
-    GTEST_SKIP() << "no device for this build's backend";
-  }
-  memory::Pool pool(memory::device_resource(), memory::PoolOptions{.name = "backend"});
-  memory::Arena arena(pool, memory::ArenaOptions{"step", 1 << 20, 0});
+/// Products of given matrices, on the backend's pool and a step arena.
+class SparseProductShapes : public test::BackendTest {};
+
+TEST_F(SparseProductShapes, RefusesSizesThatDoNotChain) {
+  memory::Pool& pool = *pool_;
+  memory::Arena& arena = *arena_;
   const BsrMatrix<1> a = random_rectangular<1, 1>(5, 4, 1).upload<1, 1>(pool);
   const BsrMatrix<1> b = random_rectangular<1, 1>(5, 3, 2).upload<1, 1>(pool);
   try {
@@ -150,12 +150,9 @@ struct LaplaceForm {
   }
 };
 
-TEST(SparseProductShapes, IsTheSameOnAnyThreadCountAndHandlesEmptyProducts) {
-  if (!test::device_available()) {
-    GTEST_SKIP() << "no device for this build's backend";
-  }
-  memory::Pool pool(memory::device_resource(), memory::PoolOptions{.name = "backend"});
-  memory::Arena arena(pool, memory::ArenaOptions{"step", 1 << 20, 0});
+TEST_F(SparseProductShapes, IsTheSameOnAnyThreadCountAndHandlesEmptyProducts) {
+  memory::Pool& pool = *pool_;
+  memory::Arena& arena = *arena_;
   // Rows enough for the CPU product to cut them into parts.
   const BsrMatrix<1> a = random_rectangular<1, 1>(30000, 20000, 3).upload<1, 1>(pool);
   const BsrMatrix<1> b = random_rectangular<1, 1>(20000, 25000, 4).upload<1, 1>(pool);
