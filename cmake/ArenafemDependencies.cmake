@@ -23,3 +23,17 @@ endif()
 # Small dense vectors and matrices (Jacobians, normals) in host and device code.
 find_package(Eigen3 3.4 REQUIRED NO_MODULE)
 find_package(Threads REQUIRED)
+
+# The distributed layer: MPI (Debian's libopenmpi-dev) and METIS (libmetis-dev, which installs no
+# CMake package: its header and library are looked up by name).
+if(ARENAFEM_MPI)
+  if(ARENAFEM_CUDA)
+    message(FATAL_ERROR "arenafem: ARENAFEM_MPI is for the CPU backend; build it without ARENAFEM_CUDA")
+  endif()
+  find_package(MPI REQUIRED COMPONENTS CXX)
+  find_path(ARENAFEM_METIS_INCLUDE_DIR metis.h DOC "Directory holding metis.h (libmetis-dev)")
+  find_library(ARENAFEM_METIS_LIBRARY metis DOC "The METIS library (libmetis-dev)")
+  if(NOT ARENAFEM_METIS_INCLUDE_DIR OR NOT ARENAFEM_METIS_LIBRARY)
+    message(FATAL_ERROR "arenafem: ARENAFEM_MPI needs METIS: install libmetis-dev")
+  endif()
+endif()

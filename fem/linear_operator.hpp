@@ -44,6 +44,13 @@ concept DiagonalOperator = LinearOperator<Op> &&
   a.diagonal(d, scratch);
 };
 
+/// An operator whose rows are distributed over processes (MPI ranks): global_sum(v) adds v over
+/// them, so that the solvers' dot products and norms cover the whole vector.
+template <class Op>
+concept DistributedOperator = LinearOperator<Op> && requires(const Op& a, double value) {
+  { a.global_sum(value) } -> std::convertible_to<double>;
+};
+
 /// An operator that can compute only some rows of y = A x: apply_where(keep, x, y, scratch)
 /// writes the rows i where keep(i) is true (a device-callable predicate) and may skip the others,
 /// reading nothing for them. Compositions use it to skip rows whose result is thrown away (the

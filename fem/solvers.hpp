@@ -292,10 +292,22 @@ public:
     return vectors_[used_++].view();
   }
 
+  /// x . y; over all ranks for an operator distributed over them (one with global_sum()).
   double dot(memory::ArrayView<const double> x, memory::ArrayView<const double> y) {
-    return fem::dot(x, y, *scratch_);
+    const double local = fem::dot(x, y, *scratch_);
+    if constexpr (DistributedOperator<Op>) {
+      return a_->global_sum(local);
+    } else {
+      return local;
+    }
   }
-  double norm(memory::ArrayView<const double> x) { return fem::norm(x, *scratch_); }
+  double norm(memory::ArrayView<const double> x) {
+    if constexpr (DistributedOperator<Op>) {
+      return std::sqrt(dot(x, x));
+    } else {
+      return fem::norm(x, *scratch_);
+    }
+  }
   /// y = a x + b y
   void axpby(double a, memory::ArrayView<const double> x, double b, memory::ArrayView<double> y) {
     fem::axpby(a, x, b, y, *scratch_);

@@ -11,6 +11,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -24,6 +25,11 @@
 #include "arenafem/memory/device_resource.hpp"
 #include "arenafem/memory/error.hpp"
 #include "arenafem/memory/ledger.hpp"
+#ifdef ARENAFEM_WITH_MPI
+#include "arenafem/apps/diffusion/distributed.hpp"
+#include "arenafem/geometry/distributed_mesh.hpp"
+#include "arenafem/memory/communicator.hpp"
+#endif
 
 namespace {
 
@@ -207,19 +213,16 @@ apps::diffusion::Problem problem_of(
   return problem;
 }
 
-template <class G>
-void run(const G& geometry, const Options& options, const std::string& name,
-         const std::vector<std::pair<std::int32_t, std::string>>& side_names, memory::Pool& pool,
-         memory::Arena& scratch) {
-  const apps::diffusion::Problem problem = problem_of(options, side_names);
-  const apps::diffusion::Settings settings{.tolerance = options.tolerance,
-                                           .preconditioner = options.preconditioner,
-                                           .vtu = options.out,
-                                           .vertex_values = false};
-  const apps::diffusion::Report report =
-      options.degree == 1
-          ? apps::diffusion::solve<G, 1>(geometry, problem, pool, scratch, settings)
-          : apps::diffusion::solve<G, 2>(geometry, problem, pool, scratch, settings);
+apps::diffusion::Settings settings_of(const Options& options) {
+  return {.tolerance = options.tolerance,
+          .preconditioner = options.preconditioner,
+          .vtu = options.out,
+          .vertex_values = false};
+}
+
+void print_report(const apps::diffusion::Report& report, const apps::diffusion::Problem& problem,
+                  const Options& options, const std::string& name, memory::Pool& pool,
+                  memory::Arena& scratch) {
   std::printf("geometry %s, degree %d: %d cells, %lld dofs\n", name.c_str(), options.degree,
               report.cells, static_cast<long long>(report.dofs));
   if (problem.source) {
@@ -246,6 +249,19 @@ void run(const G& geometry, const Options& options, const std::string& name,
               memory::format_bytes(scratch.stats().peak_used_bytes).c_str());
 }
 
+template <class G>
+void run(const G& geometry, const Options& options, const std::string& name,
+         const std::vector<std::pair<std::int32_t, std::string>>& side_names, memory::Pool& pool,
+         memory::Arena& scratch) {
+  const apps::diffusion::Problem problem = problem_of(options, side_names);
+  const apps::diffusion::Settings settings = settings_of(options);
+  const apps::diffusion::Report report =
+      options.degree == 1
+          ? apps::diffusion::solve<G, 1>(geometry, problem, pool, scratch, settings)
+          : apps::diffusion::solve<G, 2>(geometry, problem, pool, scratch, settings);
+  print_report(report, problem, options, name, pool, scratch);
+}
+
 template <geometry::CellType Type>
 void run_mesh(const geometry::MeshData& data, const Options& options, const std::string& name,
               memory::Pool& pool, memory::Arena& scratch) {
@@ -267,30 +283,114 @@ void run_data(const geometry::MeshData& data, const Options& options, const std:
   }
 }
 
+/// The whole mesh the options describe (a grid as quadrilaterals or hexahedra) and its name.
+std::pair<geometry::MeshData, std::string> whole_mesh(const Options& options) {
+  const std::int32_t n = options.resolution;
+  if (!options.mesh.empty()) {
+    return {geometry::read_gmsh(options.mesh), options.mesh};
+  }
+  if (options.geometry == "grid") {
+    const geometry::CellType type =
+        options.dimension == 2 ? geometry::CellType::quadrilateral : geometry::CellType::hexahedron;
+    return {geometry::box_mesh(type, {n, n, n}, {0.0, 0.0, 0.0}, {1.0, 1.0, 1.0}),
+            options.dimension == 2 ? "grid 2D" : "grid 3D"};
+  }
+  const geometry::CellType type = options.geometry == "tri"    ? geometry::CellType::triangle
+                                  : options.geometry == "quad" ? geometry::CellType::quadrilateral
+                                  : options.geometry == "tet"  ? geometry::CellType::tetrahedron
+                                                               : geometry::CellType::hexahedron;
+  return {geometry::box_mesh(type, {n, n, n}, {0.0, 0.0, 0.0}, {1.0, 1.0, 1.0}), options.geometry};
+}
+
+#ifdef ARENAFEM_WITH_MPI
+template <geometry::CellType Type>
+apps::diffusion::Report solve_distributed(const memory::Communicator& comm,
+                                          const geometry::MeshData& data,
+                                          const apps::diffusion::Problem& problem,
+                                          const Options& options, memory::Pool& pool,
+                                          memory::Arena& scratch) {
+  const apps::diffusion::Settings settings = settings_of(options);
+  return options.degree == 1 ? apps::diffusion::solve_distributed<Type, 1>(comm, data, problem,
+                                                                           pool, scratch, settings)
+                             : apps::diffusion::solve_distributed<Type, 2>(comm, data, problem,
+                                                                           pool, scratch, settings);
+}
+
+/// The solve over the ranks of `comm`: rank 0 reads or generates the mesh, every rank solves its
+/// part, rank 0 prints what the serial program prints, and the rank count.
+void run_distributed(const memory::Communicator& comm, const Options& options, memory::Pool& pool,
+                     memory::Arena& scratch) {
+  geometry::MeshData data;
+  std::string name;
+  comm.collective([&] {
+    if (comm.rank() == 0) {
+      std::tie(data, name) = whole_mesh(options);
+    }
+  });
+  std::vector<std::int32_t> type = {static_cast<std::int32_t>(data.cell_type)};
+  comm.broadcast(type, 0);
+  std::vector<std::pair<std::int32_t, std::string>> side_names = data.side_tag_names;
+  geometry::broadcast_tag_names(comm, side_names, 0);
+  apps::diffusion::Problem problem;
+  comm.collective([&] { problem = problem_of(options, side_names); });
+  apps::diffusion::Report report;
+  switch (static_cast<geometry::CellType>(type[0])) {
+    case geometry::CellType::triangle:
+      report = solve_distributed<geometry::CellType::triangle>(comm, data, problem, options, pool,
+                                                               scratch);
+      break;
+    case geometry::CellType::quadrilateral:
+      report = solve_distributed<geometry::CellType::quadrilateral>(comm, data, problem, options,
+                                                                    pool, scratch);
+      break;
+    case geometry::CellType::tetrahedron:
+      report = solve_distributed<geometry::CellType::tetrahedron>(comm, data, problem, options,
+                                                                  pool, scratch);
+      break;
+    case geometry::CellType::hexahedron:
+      report = solve_distributed<geometry::CellType::hexahedron>(comm, data, problem, options, pool,
+                                                                 scratch);
+      break;
+  }
+  if (comm.rank() == 0) {
+    std::printf("ranks: %d (METIS partition, one ghost layer)\n", comm.size());
+    print_report(report, problem, options, name, pool, scratch);
+  }
+}
+#endif
+
 }  // namespace
 
 int main(int argc, char** argv) {
+#ifdef ARENAFEM_WITH_MPI
+  std::optional<memory::MpiSession> mpi;
+  if (memory::launched_by_mpi()) {
+    mpi.emplace(argc, argv);
+  }
+#endif
   try {
     const Options options = parse(argc, argv);
     memory::Pool pool(memory::device_resource(), {.name = "diffusion"});
     memory::Arena scratch(pool, {"step", 16 << 20, 0});
+#ifdef ARENAFEM_WITH_MPI
+    if (mpi) {
+      const memory::Communicator comm;
+      if (comm.size() > 1) {
+        run_distributed(comm, options, pool, scratch);
+        return 0;
+      }
+    }
+#endif
     const std::int32_t n = options.resolution;
-    if (!options.mesh.empty()) {
-      run_data(geometry::read_gmsh(options.mesh), options, options.mesh, pool, scratch);
-    } else if (options.geometry == "grid" && options.dimension == 2) {
+    if (options.mesh.empty() && options.geometry == "grid" && options.dimension == 2) {
       const geometry::Grid2D grid({0.0, 0.0}, {1.0 / n, 1.0 / n}, {n, n});
       run(grid, options, "grid 2D", geometry::box_side_tag_names(2), pool, scratch);
-    } else if (options.geometry == "grid") {
+    } else if (options.mesh.empty() && options.geometry == "grid") {
       const geometry::Grid3D grid({0.0, 0.0, 0.0}, {1.0 / n, 1.0 / n, 1.0 / n}, {n, n, n});
       run(grid, options, "grid 3D", geometry::box_side_tag_names(3), pool, scratch);
     } else {
-      const geometry::CellType type = options.geometry == "tri" ? geometry::CellType::triangle
-                                      : options.geometry == "quad"
-                                          ? geometry::CellType::quadrilateral
-                                      : options.geometry == "tet" ? geometry::CellType::tetrahedron
-                                                                  : geometry::CellType::hexahedron;
-      run_data(geometry::box_mesh(type, {n, n, n}, {0.0, 0.0, 0.0}, {1.0, 1.0, 1.0}), options,
-               options.geometry, pool, scratch);
+      const auto [data, name] = whole_mesh(options);
+      run_data(data, options, name, pool, scratch);
     }
     return 0;
   } catch (const std::exception& error) {
