@@ -346,11 +346,28 @@ private:
       ghost_offsets[r] += ghost_offsets[r - 1];
     }
     memory::Pool& pool = local.pool();
+    comm.collective([&] {
+      allocate(pool, owned_offsets, owned_columns, ghost_offsets, ghost_columns, kept, kept_slots,
+               sent, received_slots);
+    });
+    requests_.reserve(sources_.size() + destinations_.size());
+    pattern_id_ = local.pattern_id();
+  }
+
+  /// Swaps in the matrices (zero values) and the plan's arrays and buffers.
+  void allocate(memory::Pool& pool, const std::vector<std::int32_t>& owned_offsets,
+                const std::vector<std::int32_t>& owned_columns,
+                const std::vector<std::int32_t>& ghost_offsets,
+                const std::vector<std::int32_t>& ghost_columns,
+                const std::vector<std::int32_t>& kept, const std::vector<std::int64_t>& kept_slots,
+                const std::vector<std::int32_t>& sent,
+                const std::vector<std::int64_t>& received_slots) {
+    const std::int32_t n_owned = dofs_->owned_nodes();
     owned_.replace_with(
         BsrMatrix<B>::from_host(pool, n_owned, n_owned, owned_offsets, owned_columns,
                                 std::vector<double>(owned_columns.size() * block, 0.0)));
     ghost_.replace_with(
-        BsrMatrix<B>::from_host(pool, n_owned, dofs.ghost_nodes(), ghost_offsets, ghost_columns,
+        BsrMatrix<B>::from_host(pool, n_owned, dofs_->ghost_nodes(), ghost_offsets, ghost_columns,
                                 std::vector<double>(ghost_columns.size() * block, 0.0)));
     const auto keep = [&pool](memory::Temporary<std::int32_t>& slot,
                               const std::vector<std::int32_t>& values, const char* label) {
@@ -374,10 +391,8 @@ private:
                           memory::borrow_temporary<double>(pool, received_slots.size() * block,
                                                            "DistributedMatrix.receive"));
     memory::replace_owned(ghost_values_, memory::borrow_temporary<double>(
-                                             pool, static_cast<std::size_t>(dofs.ghost_count()),
+                                             pool, static_cast<std::size_t>(dofs_->ghost_count()),
                                              "DistributedMatrix.ghost_values"));
-    requests_.reserve(sources_.size() + destinations_.size());
-    pattern_id_ = local.pattern_id();
   }
 
   const DistributedDofs* dofs_;

@@ -6,13 +6,19 @@
 /// numbers of its cells and vertices and the owner of every cell.
 
 #include <cstdint>
+#include <numeric>
+#include <span>
 #include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
 
 #include "arenafem/geometry/mesh_data.hpp"
+#include "arenafem/geometry/partition.hpp"
+#include "arenafem/memory/arena.hpp"
 #include "arenafem/memory/communicator.hpp"
+#include "arenafem/memory/copy.hpp"
+#include "arenafem/memory/temporary.hpp"
 
 namespace afem::geometry {
 
@@ -59,5 +65,18 @@ void broadcast_tag_names(const memory::Communicator& comm,
 /// tests and for programs that build every part in one process.
 [[nodiscard]] LocalMeshData local_mesh(const MeshData& global,
                                        const std::vector<std::int32_t>& partition, int rank);
+
+/// Selects in `partition` (of a rank's mesh built from LocalMeshData::mesh) the rank's owned
+/// cells, its first `owned_cells`: the cells a rank integrates over.
+template <class Geometry>
+void select_owned_cells(CellBasedGeometryPartition<Geometry>& partition, std::int32_t owned_cells,
+                        memory::Pool& pool, memory::Arena& scratch) {
+  std::vector<std::int32_t> list(static_cast<std::size_t>(owned_cells));
+  std::iota(list.begin(), list.end(), 0);
+  auto cells = memory::borrow_temporary<std::int32_t>(scratch, list.size(), "owned_cells");
+  memory::copy_to_device(cells.view(), std::span<const std::int32_t>(list), pool.stream());
+  pool.stream().synchronize();
+  partition.select_cells(cells.view(), scratch);
+}
 
 }  // namespace afem::geometry

@@ -40,6 +40,13 @@ MPI_Datatype mpi_type() {
   }
 }
 
+/// An error that every rank of a communicator throws together (Communicator::collective): the
+/// message is the same on every rank, so a program may let rank 0 alone report it.
+class CollectiveError : public Error {
+public:
+  using Error::Error;
+};
+
 /// An MPI communicator (MPI_COMM_WORLD unless given) and the collectives of the distributed layer.
 /// Holds the handle only: it neither duplicates nor frees the communicator. Every member is
 /// collective (every rank calls it, in the same order) unless its comment says otherwise. MPI
@@ -121,14 +128,17 @@ public:
     return std::move(exchange(to)[static_cast<std::size_t>(root)]);
   }
 
-  /// Runs `work` on every rank. If it throws on any rank, every rank throws afem::Error with the
-  /// message of the lowest rank that failed, prefixed "rank R: " (so no rank waits for one that
-  /// left); OutOfMemory and afem::Error keep their meaning in the text.
+  /// Runs `work` on every rank. If it throws on any rank, every rank throws CollectiveError with
+  /// the message of the lowest rank that failed, prefixed "rank R: " (so no rank waits for one
+  /// that left). Local work that can fail (allocations, input) between two collective calls of
+  /// the distributed layer runs inside it.
   template <class F>
   void collective(F&& work) const {
     std::string failure;
     try {
       work();
+    } catch (const CollectiveError&) {
+      throw;  // raised on every rank already
     } catch (const std::exception& error) {
       failure = error.what();
       if (failure.empty()) {
@@ -138,7 +148,8 @@ public:
     raise_if_any_failed(failure);
   }
 
-  /// Throws afem::Error on every rank when `failure` is not empty on some rank (see collective).
+  /// Throws CollectiveError on every rank when `failure` is not empty on some rank (see
+  /// collective).
   void raise_if_any_failed(const std::string& failure) const;
 
   /// Throws afem::Error naming `call` unless `code` is MPI_SUCCESS (not collective).

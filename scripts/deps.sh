@@ -4,7 +4,7 @@
 set -euo pipefail
 
 packages=(cmake ninja-build g++ ccache clang clang-format clang-tidy libclang-rt-14-dev git libeigen3-dev libgtest-dev
-  libbenchmark-dev)
+  libbenchmark-dev libopenmpi-dev openmpi-bin libmetis-dev)
 missing=()
 for package in "${packages[@]}"; do
   dpkg -s "$package" >/dev/null 2>&1 || missing+=("$package")

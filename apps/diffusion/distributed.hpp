@@ -72,77 +72,96 @@ Report solve_distributed(const memory::Communicator& comm, const geometry::MeshD
   const fem::DistributedDofs dofs = fem::distribute_dofs(comm, part, *space, global, pool, scratch);
   const double nu = problem.viscosity;
 
-  // Everything below integrates over the owned cells only.
-  geometry::CellBasedGeometryPartition<Mesh> owned_cells(*mesh, pool);
-  {
-    std::vector<std::int32_t> list(static_cast<std::size_t>(part.owned_cells));
-    std::iota(list.begin(), list.end(), 0);
-    auto cells = memory::borrow_temporary<std::int32_t>(scratch, list.size(), "diffusion.owned");
-    memory::copy_to_device(cells.view(), std::span<const std::int32_t>(list), pool.stream());
-    owned_cells.select_cells(cells.view(), scratch);
-  }
-  const quadrature::Cells cells(owned_cells);
-  const quadrature::RegularQuadrature quadrature(cells, 2 * Degree, pool);
-  const fem::SpaceRestriction restriction(*space, cells, scratch);
+  // Everything below integrates over the owned cells only. Local work that can fail runs in
+  // collective() so that a failure stops every rank.
+  std::optional<geometry::CellBasedGeometryPartition<Mesh>> owned_cells;
+  std::optional<quadrature::Cells<Mesh>> cells;
+  std::optional<fem::SpaceRestriction<Space, quadrature::Cells<Mesh>>> restriction;
   fem::BsrMatrix<1> local(pool);
-  fem::integrate(local, quadrature, restriction, restriction, DiffusionForm{nu}, scratch);
+  comm.collective([&] {
+    owned_cells.emplace(*mesh, pool);
+    geometry::select_owned_cells(*owned_cells, part.owned_cells, pool, scratch);
+    cells.emplace(*owned_cells);
+    restriction.emplace(*space, *cells, scratch);
+    const quadrature::RegularQuadrature quadrature(*cells, 2 * Degree, pool);
+    fem::integrate(local, quadrature, *restriction, *restriction, DiffusionForm{nu}, scratch);
+  });
   fem::DistributedMatrix<1> matrix(dofs, local, scratch);
 
+  // The load of the owned cells, and the Dirichlet dofs marked from their sides (as 1.0), each
+  // summed at the owners.
   const auto space_dofs = static_cast<std::size_t>(space->dof_count());
   const auto owned = static_cast<std::size_t>(dofs.owned_count());
-  auto load = memory::borrow_temporary<double>(pool, space_dofs, "diffusion.load");
-  auto side_load = memory::borrow_temporary<double>(pool, space_dofs, "diffusion.side_load");
-  const quadrature::RegularQuadrature source_quadrature(cells, 2 * Degree + 2, pool);
-  const auto add_side_load = [&](const geometry::SideTagSet& tags, auto form, int order) {
-    if (tags.empty()) {
-      return;
+  std::optional<fem::DiscreteField<Space>> field;
+  std::optional<memory::Temporary<double>> load;
+  std::optional<memory::Temporary<double>> marked_sides;
+  std::optional<memory::Temporary<double>> rhs;
+  std::optional<memory::Temporary<double>> marked;
+  std::optional<memory::Temporary<double>> x;
+  std::optional<memory::Temporary<double>> ghosts;
+  std::optional<memory::Temporary<std::uint8_t>> mask;
+  comm.collective([&] {
+    field.emplace(*space);
+    load.emplace(memory::borrow_temporary<double>(pool, space_dofs, "diffusion.load"));
+    marked_sides.emplace(
+        memory::borrow_temporary<double>(pool, space_dofs, "diffusion.marked_sides"));
+    rhs.emplace(memory::borrow_temporary<double>(pool, owned, "diffusion.rhs"));
+    marked.emplace(memory::borrow_temporary<double>(pool, owned, "diffusion.marked"));
+    x.emplace(memory::borrow_temporary<double>(pool, owned, "diffusion.x"));
+    ghosts.emplace(memory::borrow_temporary<double>(
+        pool, static_cast<std::size_t>(dofs.ghost_count()), "diffusion.ghosts"));
+    mask.emplace(memory::borrow_temporary<std::uint8_t>(pool, owned, "diffusion.mask"));
+    fem::DiscreteField<Space>& u = *field;
+    const memory::ArrayView<double> f = load->view();
+    const auto add_side_load = [&](const geometry::SideTagSet& tags, auto form, int order) {
+      if (tags.empty()) {
+        return;
+      }
+      auto side_load = memory::borrow_temporary<double>(scratch, space_dofs, "diffusion.neumann");
+      const geometry::TaggedBoundary<Mesh> sides(*mesh, tags, pool, scratch);
+      const quadrature::BoundarySides domain(sides);
+      const quadrature::RegularQuadrature side_quadrature(domain, order, pool);
+      const fem::SpaceRestriction side_restriction(*space, domain, scratch);
+      fem::integrate(side_load.view(), side_quadrature, side_restriction, form, scratch);
+      fem::axpby(1.0, memory::ArrayView<const double>(side_load.view()), 1.0, f, scratch);
+    };
+    const quadrature::RegularQuadrature source_quadrature(*cells, 2 * Degree + 2, pool);
+    if (problem.source) {
+      fem::integrate(f, source_quadrature, *restriction, ConstantForm{*problem.source}, scratch);
+      for (const auto& [tag, value] : problem.neumann) {
+        add_side_load(local_side_tags(part.mesh, geometry::SideTagSet{tag}, false),
+                      ConstantForm{value}, 2 * Degree);
+      }
+      fem::fill(u.dofs(), 0.0, scratch);
+    } else {
+      fem::integrate(f, source_quadrature, *restriction, SourceForm<dim>{nu}, scratch);
+      if (!problem.dirichlet.empty()) {
+        add_side_load(local_side_tags(part.mesh, {}, true), ExactFluxForm<dim>{nu},
+                      2 * Degree + 2);
+      }
+      fem::interpolate(u, ExactValue<dim>{}, scratch);
     }
-    const geometry::TaggedBoundary<Mesh> sides(*mesh, tags, pool, scratch);
-    const quadrature::BoundarySides domain(sides);
-    const quadrature::RegularQuadrature side_quadrature(domain, order, pool);
-    const fem::SpaceRestriction side_restriction(*space, domain, scratch);
-    fem::integrate(side_load.view(), side_quadrature, side_restriction, form, scratch);
-    fem::axpby(1.0, memory::ArrayView<const double>(side_load.view()), 1.0, load.view(), scratch);
-  };
-  fem::DiscreteField u(*space);
-  if (problem.source) {
-    fem::integrate(load.view(), source_quadrature, restriction, ConstantForm{*problem.source},
-                   scratch);
-    for (const auto& [tag, value] : problem.neumann) {
-      add_side_load(local_side_tags(part.mesh, geometry::SideTagSet{tag}, false),
-                    ConstantForm{value}, 2 * Degree);
+    const geometry::SideTagSet dirichlet =
+        local_side_tags(part.mesh, problem.dirichlet, problem.dirichlet.empty());
+    const memory::ArrayView<double> sides = marked_sides->view();
+    fem::fill(sides, 0.0, scratch);
+    if (!dirichlet.empty()) {
+      auto boundary =
+          memory::borrow_temporary<std::uint8_t>(scratch, space_dofs, "diffusion.boundary");
+      fem::boundary_dofs(*space, boundary.view(), dirichlet, scratch);
+      for (std::size_t i = 0; i < space_dofs; ++i) {
+        sides[i] = boundary.view()[i] != 0 ? 1.0 : 0.0;
+      }
     }
-    fem::fill(u.dofs(), 0.0, scratch);
-  } else {
-    fem::integrate(load.view(), source_quadrature, restriction, SourceForm<dim>{nu}, scratch);
-    if (!problem.dirichlet.empty()) {
-      add_side_load(local_side_tags(part.mesh, {}, true), ExactFluxForm<dim>{nu}, 2 * Degree + 2);
-    }
-    fem::interpolate(u, ExactValue<dim>{}, scratch);
-  }
-  auto rhs = memory::borrow_temporary<double>(pool, owned, "diffusion.rhs");
-  dofs.accumulate(load.view(), rhs.view());
-
-  // Dirichlet dofs: marked from the owned cells' sides, then or-ed at their owners.
-  auto boundary = memory::borrow_temporary<std::uint8_t>(pool, space_dofs, "diffusion.boundary");
-  const geometry::SideTagSet dirichlet =
-      local_side_tags(part.mesh, problem.dirichlet, problem.dirichlet.empty());
-  fem::fill(side_load.view(), 0.0, scratch);
-  if (!dirichlet.empty()) {
-    fem::boundary_dofs(*space, boundary.view(), dirichlet, scratch);
-    for (std::size_t i = 0; i < space_dofs; ++i) {
-      side_load.view()[i] = boundary.view()[i] != 0 ? 1.0 : 0.0;
-    }
-  }
-  auto marked = memory::borrow_temporary<double>(pool, owned, "diffusion.marked");
-  dofs.accumulate(side_load.view(), marked.view());
-  auto mask = memory::borrow_temporary<std::uint8_t>(pool, owned, "diffusion.mask");
+  });
+  dofs.accumulate(load->view(), rhs->view());
+  dofs.accumulate(marked_sides->view(), marked->view());
   for (std::size_t i = 0; i < owned; ++i) {
-    mask.view()[i] = marked.view()[i] > 0.0 ? 1 : 0;
+    mask->view()[i] = marked->view()[i] > 0.0 ? 1 : 0;
   }
-  auto x = memory::borrow_temporary<double>(pool, owned, "diffusion.x");
-  dofs.gather_owned(u.dofs(), x.view());
-  matrix.project_dirichlet(rhs.view(), mask.view(), x.view(), scratch);
+  fem::DiscreteField<Space>& u = *field;
+  dofs.gather_owned(u.dofs(), x->view());
+  matrix.project_dirichlet(rhs->view(), mask->view(), x->view(), scratch);
   const auto assembled = Clock::now();
 
   Report report;
@@ -152,27 +171,25 @@ Report solve_distributed(const memory::Communicator& comm, const geometry::MeshD
                                                         ? fem::Preconditioner::none
                                                         : fem::Preconditioner::jacobi};
   report.solve =
-      fem::cg(matrix, memory::ArrayView<const double>(rhs.view()), x.view(), scratch, options);
+      fem::cg(matrix, memory::ArrayView<const double>(rhs->view()), x->view(), scratch, options);
   const auto solved = Clock::now();
   report.cells = static_cast<std::int32_t>(part.global_cell_count);
   report.dofs = dofs.global_nodes();
   report.assemble_seconds = std::chrono::duration<double>(assembled - start).count();
   report.solve_seconds = std::chrono::duration<double>(solved - assembled).count();
 
-  auto ghosts = memory::borrow_temporary<double>(pool, static_cast<std::size_t>(dofs.ghost_count()),
-                                                 "diffusion.ghosts");
-  dofs.update_ghosts(x.view(), ghosts.view());
-  dofs.to_space(x.view(), ghosts.view(), u.dofs());
+  dofs.update_ghosts(x->view(), ghosts->view());
+  dofs.to_space(x->view(), ghosts->view(), u.dofs());
   report.l2_error = std::numeric_limits<double>::quiet_NaN();
   report.h1_error = std::numeric_limits<double>::quiet_NaN();
   if (!problem.source) {
-    const quadrature::RegularQuadrature error_quadrature(cells, 2 * Degree + 4, pool);
+    const quadrature::RegularQuadrature error_quadrature(*cells, 2 * Degree + 4, pool);
     const Eigen::Vector2d errors =
         fem::integrate(error_quadrature, SquaredErrors<dim>{}, scratch, u);
     report.l2_error = std::sqrt(comm.sum(errors[0]));
     report.h1_error = std::sqrt(comm.sum(errors[1]));
   }
-  const memory::ArrayView<const double> values = x.view();
+  const memory::ArrayView<const double> values = x->view();
   double lowest = std::numeric_limits<double>::infinity();
   double highest = -std::numeric_limits<double>::infinity();
   for (const double value : values) {
