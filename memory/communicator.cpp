@@ -75,7 +75,8 @@ void Communicator::raise_if_any_failed(const std::string& failure) const {
   }
   std::vector<char> text(failure.begin(), failure.end());
   broadcast(text, first);
-  throw CollectiveError("rank " + std::to_string(first) + ": " + std::string(text.begin(), text.end()));
+  throw CollectiveError("rank " + std::to_string(first) + ": " +
+                        std::string(text.begin(), text.end()));
 }
 
 MpiSession::MpiSession(int& argc, char**& argv) {

@@ -136,8 +136,7 @@ Report solve_distributed(const memory::Communicator& comm, const geometry::MeshD
     } else {
       fem::integrate(f, source_quadrature, *restriction, SourceForm<dim>{nu}, scratch);
       if (!problem.dirichlet.empty()) {
-        add_side_load(local_side_tags(part.mesh, {}, true), ExactFluxForm<dim>{nu},
-                      2 * Degree + 2);
+        add_side_load(local_side_tags(part.mesh, {}, true), ExactFluxForm<dim>{nu}, 2 * Degree + 2);
       }
       fem::interpolate(u, ExactValue<dim>{}, scratch);
     }

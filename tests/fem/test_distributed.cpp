@@ -62,8 +62,8 @@ protected:
     whole_data_ = geometry::box_mesh(C::type, {n, n, n}, {0.0, 0.0, 0.0}, {1.0, 1.0, 1.0});
     whole_.emplace(whole_data_, pool_, scratch_);
     whole_space_.emplace(*whole_, pool_, scratch_);
-    part_ = geometry::distribute_mesh(comm_, comm_.rank() == 0 ? whole_data_
-                                                                : geometry::MeshData{});
+    part_ =
+        geometry::distribute_mesh(comm_, comm_.rank() == 0 ? whole_data_ : geometry::MeshData{});
     mesh_.emplace(part_.mesh, pool_, scratch_);
     space_.emplace(*mesh_, pool_, scratch_);
     dofs_.emplace(distribute_dofs(comm_, part_, *space_, whole_data_, pool_, scratch_));
@@ -79,8 +79,8 @@ protected:
     const quadrature::Cells all(*whole_);
     const quadrature::RegularQuadrature all_quadrature(all, 2 * C::degree, pool_);
     const SpaceRestriction all_restriction(*whole_space_, all, scratch_);
-    integrate(serial, all_quadrature, all_restriction, all_restriction,
-              ShiftedLaplacian{viscosity}, scratch_);
+    integrate(serial, all_quadrature, all_restriction, all_restriction, ShiftedLaplacian{viscosity},
+              scratch_);
     integrate(local, *owned_quadrature_, *owned_restriction_, *owned_restriction_,
               ShiftedLaplacian{viscosity}, scratch_);
   }
@@ -110,10 +110,9 @@ protected:
   std::optional<SpaceRestriction<Space, quadrature::Cells<Mesh>>> owned_restriction_;
 };
 
-using Cases = ::testing::Types<Case<geometry::CellType::triangle, 2>,
-                               Case<geometry::CellType::quadrilateral, 1>,
-                               Case<geometry::CellType::tetrahedron, 1>,
-                               Case<geometry::CellType::hexahedron, 2>>;
+using Cases = ::testing::Types<
+    Case<geometry::CellType::triangle, 2>, Case<geometry::CellType::quadrilateral, 1>,
+    Case<geometry::CellType::tetrahedron, 1>, Case<geometry::CellType::hexahedron, 2>>;
 TYPED_TEST_SUITE(DistributedTest, Cases);
 
 TYPED_TEST(DistributedTest, NodesAreOwnedOnceAndGhostsGetTheOwnersValues) {
@@ -222,9 +221,9 @@ TYPED_TEST(DistributedTest, ConjugateGradientsSolveLikeTheSerialSolve) {
   const std::vector<double> b = this->owned_part(b_serial);
   std::vector<double> x(b.size(), 0.0);
   const auto before = this->pool_.stats();
-  const SolveResult result = cg(matrix, memory::ArrayView<const double>(b.data(), b.size()),
-                                memory::ArrayView<double>(x.data(), x.size()), this->scratch_,
-                                options);
+  const SolveResult result =
+      cg(matrix, memory::ArrayView<const double>(b.data(), b.size()),
+         memory::ArrayView<double>(x.data(), x.size()), this->scratch_, options);
   EXPECT_EQ(this->pool_.stats().upstream_allocations, before.upstream_allocations);
   EXPECT_LE(std::abs(result.iterations - serial_result.iterations), 1);
   EXPECT_LE(result.residual, 1e-12);

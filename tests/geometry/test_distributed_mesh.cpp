@@ -91,12 +91,13 @@ TEST_P(DistributeMesh, OwnedCellsCoverTheMeshOnceWithOneGhostLayer) {
   // The ghost layer: exactly the other cells that share a vertex with an owned cell.
   std::set<std::int64_t> expected_ghosts;
   for (std::int64_t g = 0; g < whole.cell_total(); ++g) {
-    const auto first = whole.cells.begin() + static_cast<std::ptrdiff_t>(g) * static_cast<std::ptrdiff_t>(nv);
+    const auto first =
+        whole.cells.begin() + static_cast<std::ptrdiff_t>(g) * static_cast<std::ptrdiff_t>(nv);
     const bool touches = std::any_of(first, first + static_cast<std::ptrdiff_t>(nv),
                                      [&](std::int32_t v) { return owned_vertices.count(v) > 0; });
-    const bool owned = std::find(part.global_cells.begin(),
-                                 part.global_cells.begin() + part.owned_cells,
-                                 g) != part.global_cells.begin() + part.owned_cells;
+    const bool owned =
+        std::find(part.global_cells.begin(), part.global_cells.begin() + part.owned_cells, g) !=
+        part.global_cells.begin() + part.owned_cells;
     if (touches && !owned) {
       expected_ghosts.insert(g);
     }

@@ -21,8 +21,7 @@ TEST(Communicator, SumsAreTheSameBitsOnEveryRank) {
   const double total = comm.sum(mine);
   EXPECT_EQ(total, expected);
   EXPECT_EQ(comm.max(total), total);
-  EXPECT_EQ(comm.sum(std::int64_t{comm.rank()}),
-            std::int64_t{comm.size()} * (comm.size() - 1) / 2);
+  EXPECT_EQ(comm.sum(std::int64_t{comm.rank()}), std::int64_t{comm.size()} * (comm.size() - 1) / 2);
   EXPECT_EQ(comm.exclusive_sum(std::int64_t{1}), comm.rank());
   EXPECT_EQ(comm.max(std::int64_t{comm.rank()}), comm.size() - 1);
 }
