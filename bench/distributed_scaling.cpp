@@ -150,7 +150,7 @@ void run(const memory::Communicator& comm, const Options& options) {
         "\"cg_iterations\": %d, \"cg_iteration_s\": %.6f}\n",
         comm.size(), options.dimension, static_cast<long long>(dofs.global_nodes()),
         static_cast<long long>(most_owned), static_cast<long long>(most_ghosts),
-        static_cast<long long>(sent), static_cast<long long>(blocks * 12), setup, first, repeated,
+        static_cast<long long>(sent), static_cast<long long>(blocks) * 12, setup, first, repeated,
         product, result.iterations, solve / std::max(result.iterations, 1));
   }
 }

@@ -44,7 +44,6 @@ DistributedDofs::DistributedDofs(
     std::int32_t space_node_count, std::vector<std::int64_t> rank_offsets,
     std::vector<std::int64_t> serial_nodes, int components, memory::Pool& pool)
     : comm_(comm),
-      pool_(&pool),
       components_(components),
       rank_offsets_(std::move(rank_offsets)),
       serial_nodes_(std::move(serial_nodes)) {

@@ -124,7 +124,6 @@ private:
   void check_size(std::size_t size, std::int64_t expected, const char* what) const;
 
   memory::Communicator comm_;
-  memory::Pool* pool_;
   int components_;
   std::int32_t owned_nodes_ = 0;
   std::vector<std::int64_t> rank_offsets_;

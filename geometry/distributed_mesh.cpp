@@ -111,6 +111,7 @@ WholeMeshTopology whole_mesh_topology(const MeshData& mesh) {
   }
   std::sort(sides.begin(), sides.end());
   std::vector<std::pair<SideKey, std::int32_t>> tagged;
+  tagged.reserve(static_cast<std::size_t>(mesh.side_total()));
   const auto nsv = static_cast<std::size_t>(topology.side_vertex_count);
   for (std::int32_t t = 0; t < mesh.side_total(); ++t) {
     tagged.emplace_back(side_key(&mesh.side_vertices[static_cast<std::size_t>(t) * nsv],

@@ -171,6 +171,8 @@ public:
   MpiSession(int& argc, char**& argv);
   MpiSession(const MpiSession&) = delete;
   MpiSession& operator=(const MpiSession&) = delete;
+  MpiSession(MpiSession&&) = delete;
+  MpiSession& operator=(MpiSession&&) = delete;
   ~MpiSession();
 };
 

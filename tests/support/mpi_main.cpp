@@ -2,6 +2,9 @@
 // rank 0 prints the full report, the others their failures only.
 #include <gtest/gtest.h>
 
+#include <cstdio>
+#include <memory>
+
 #include "arenafem/memory/communicator.hpp"
 
 namespace {
@@ -30,8 +33,10 @@ int main(int argc, char** argv) {
   const afem::memory::Communicator comm;
   if (comm.rank() != 0) {
     ::testing::TestEventListeners& listeners = ::testing::UnitTest::GetInstance()->listeners();
-    delete listeners.Release(listeners.default_result_printer());
-    listeners.Append(new RankFailurePrinter(comm.rank()));
+    // GoogleTest's listener list hands back and takes ownership as raw pointers.
+    const std::unique_ptr<::testing::TestEventListener> printer(
+        listeners.Release(listeners.default_result_printer()));
+    listeners.Append(std::make_unique<RankFailurePrinter>(comm.rank()).release());
   }
   return RUN_ALL_TESTS();
 }
