@@ -234,16 +234,15 @@ private:
                          local.pool().stream());
     local.pool().stream().synchronize();
 
-    // Entries (owned row, local column, source): source >= 0 is a block of `local`, -1 - i the
-    // i-th block received.
-    struct Entry {
-      std::int32_t row;
-      std::int32_t column;
-      std::int64_t source;
-    };
-    std::vector<Entry> entries;
+    // The entries of each owned row, as (local column, source): source >= 0 is a block of
+    // `local`, -1 - i the i-th block received. Rows are filled by counting, then each is sorted by
+    // column (a few dozen entries), this rank's entries before the received ones.
+    std::vector<std::int32_t> row_starts(static_cast<std::size_t>(n_owned) + 1, 0);
     std::vector<std::vector<std::int64_t>> to(static_cast<std::size_t>(comm.size()));
     std::vector<std::vector<std::int32_t>> sent_by_rank(to.size());
+    const auto column_of = [&](std::int32_t k) {
+      return local_of[static_cast<std::size_t>(columns[static_cast<std::size_t>(k)])];
+    };
     comm.collective([&] {
       AFEM_EXPECTS(local.block_rows() == local.block_columns() &&
                        static_cast<std::size_t>(local.block_rows()) == local_of.size(),
@@ -253,13 +252,12 @@ private:
       for (std::size_t r = 0; r < local_of.size(); ++r) {
         const std::int32_t row = local_of[r];
         for (auto k = offsets[r]; k < offsets[r + 1]; ++k) {
-          const std::int32_t column =
-              local_of[static_cast<std::size_t>(columns[static_cast<std::size_t>(k)])];
+          const std::int32_t column = column_of(k);
           AFEM_EXPECTS(row >= 0 && column >= 0,
                        "DistributedMatrix: the local matrix has an entry at space node " +
                            std::to_string(r) + ", which no owned cell holds");
           if (row < n_owned) {
-            entries.push_back({row, column, k});
+            ++row_starts[static_cast<std::size_t>(row) + 1];
             continue;
           }
           const auto owner = static_cast<std::size_t>(dofs.owner(dofs.global_node(row)));
@@ -279,13 +277,14 @@ private:
             {static_cast<int>(r), first, static_cast<std::int32_t>(sent.size())});
       }
     }
-    std::int64_t received = 0;
+    // Received entries as (owned row, local column), in arrival order.
+    std::vector<std::pair<std::int32_t, std::int32_t>> incoming;
     comm.collective([&] {
       for (std::size_t r = 0; r < from.size(); ++r) {
         if (from[r].empty()) {
           continue;
         }
-        const auto first = static_cast<std::int32_t>(received);
+        const auto first = static_cast<std::int32_t>(incoming.size());
         for (std::size_t i = 0; i + 1 < from[r].size(); i += 2) {
           const std::int32_t row = dofs.local_node(from[r][i]);
           const std::int32_t column = dofs.local_node(from[r][i + 1]);
@@ -293,53 +292,79 @@ private:
                        "DistributedMatrix: rank " + std::to_string(r) + " sent entry (" +
                            std::to_string(from[r][i]) + ", " + std::to_string(from[r][i + 1]) +
                            "), outside this rank's owned rows and ghost layer");
-          entries.push_back({row, column, -1 - received});
-          ++received;
+          incoming.emplace_back(row, column);
+          ++row_starts[static_cast<std::size_t>(row) + 1];
         }
-        sources_.push_back({static_cast<int>(r), first, static_cast<std::int32_t>(received)});
+        sources_.push_back(
+            {static_cast<int>(r), first, static_cast<std::int32_t>(incoming.size())});
       }
     });
-    std::stable_sort(entries.begin(), entries.end(), [](const Entry& a, const Entry& b) {
-      return a.row != b.row ? a.row < b.row : a.column < b.column;
-    });
+    for (std::size_t r = 1; r < row_starts.size(); ++r) {
+      row_starts[r] += row_starts[r - 1];
+    }
+    std::vector<std::int32_t> entry_column(static_cast<std::size_t>(row_starts.back()));
+    std::vector<std::int32_t> entry_source(entry_column.size());
+    std::vector<std::int32_t> fill(row_starts.begin(), row_starts.end() - 1);
+    for (std::size_t r = 0; r < local_of.size(); ++r) {
+      const std::int32_t row = local_of[r];
+      if (row < 0 || row >= n_owned) {
+        continue;
+      }
+      for (auto k = offsets[r]; k < offsets[r + 1]; ++k) {
+        const auto at = static_cast<std::size_t>(fill[static_cast<std::size_t>(row)]++);
+        entry_column[at] = column_of(k);
+        entry_source[at] = k;
+      }
+    }
+    for (std::size_t i = 0; i < incoming.size(); ++i) {
+      const auto at = static_cast<std::size_t>(fill[static_cast<std::size_t>(incoming[i].first)]++);
+      entry_column[at] = incoming[i].second;
+      entry_source[at] = -1 - static_cast<std::int32_t>(i);
+    }
 
     // Blocks: unique (row, column), owned columns into owned_, ghost columns into ghost_.
     std::vector<std::int32_t> owned_offsets(static_cast<std::size_t>(n_owned) + 1, 0);
     std::vector<std::int32_t> ghost_offsets(static_cast<std::size_t>(n_owned) + 1, 0);
     std::vector<std::int32_t> owned_columns;
     std::vector<std::int32_t> ghost_columns;
-    std::vector<std::int64_t> slot_of_entry(entries.size());
-    for (std::size_t i = 0; i < entries.size(); ++i) {
-      const Entry& e = entries[i];
-      const bool repeat = i > 0 && entries[i - 1].row == e.row && entries[i - 1].column == e.column;
-      if (!repeat) {
-        if (e.column < n_owned) {
-          owned_columns.push_back(e.column);
-          ++owned_offsets[static_cast<std::size_t>(e.row) + 1];
-        } else {
-          ghost_columns.push_back(e.column - n_owned);
-          ++ghost_offsets[static_cast<std::size_t>(e.row) + 1];
-        }
-      }
-      slot_of_entry[i] = e.column < n_owned
-                             ? static_cast<std::int64_t>(owned_columns.size()) - 1
-                             : -static_cast<std::int64_t>(ghost_columns.size());  // fixed below
-    }
-    owned_blocks_ = static_cast<std::int64_t>(owned_columns.size());
     std::vector<std::int32_t> kept;
     std::vector<std::int64_t> kept_slots;
-    std::vector<std::int64_t> received_slots(static_cast<std::size_t>(received));
-    for (std::size_t i = 0; i < entries.size(); ++i) {
-      std::int64_t slot = slot_of_entry[i];
-      if (slot < 0) {
-        slot = owned_blocks_ + (-slot - 1);
+    std::vector<std::int64_t> received_slots(incoming.size());
+    for (std::size_t row = 0; row + 1 < row_starts.size(); ++row) {
+      const auto begin = static_cast<std::size_t>(row_starts[row]);
+      const auto end = static_cast<std::size_t>(row_starts[row + 1]);
+      // Insertion sort by column: stable, so equal columns keep this rank's entry first.
+      for (std::size_t i = begin + 1; i < end; ++i) {
+        for (std::size_t j = i; j > begin && entry_column[j - 1] > entry_column[j]; --j) {
+          std::swap(entry_column[j - 1], entry_column[j]);
+          std::swap(entry_source[j - 1], entry_source[j]);
+        }
       }
-      if (entries[i].source >= 0) {
-        kept.push_back(static_cast<std::int32_t>(entries[i].source));
-        kept_slots.push_back(slot);
-      } else {
-        received_slots[static_cast<std::size_t>(-1 - entries[i].source)] = slot;
+      for (std::size_t i = begin; i < end; ++i) {
+        const std::int32_t column = entry_column[i];
+        const bool repeat = i > begin && entry_column[i - 1] == column;
+        const bool ghost = column >= n_owned;
+        if (!repeat) {
+          (ghost ? ghost_columns : owned_columns).push_back(ghost ? column - n_owned : column);
+          ++(ghost ? ghost_offsets : owned_offsets)[row + 1];
+        }
+        // Owned slots are final; ghost slots are -1 - index until owned_blocks_ is known.
+        const std::int64_t slot = ghost ? -static_cast<std::int64_t>(ghost_columns.size())
+                                        : static_cast<std::int64_t>(owned_columns.size()) - 1;
+        if (entry_source[i] >= 0) {
+          kept.push_back(entry_source[i]);
+          kept_slots.push_back(slot);
+        } else {
+          received_slots[static_cast<std::size_t>(-1 - entry_source[i])] = slot;
+        }
       }
+    }
+    owned_blocks_ = static_cast<std::int64_t>(owned_columns.size());
+    for (std::int64_t& slot : kept_slots) {
+      slot = slot < 0 ? owned_blocks_ - slot - 1 : slot;
+    }
+    for (std::int64_t& slot : received_slots) {
+      slot = slot < 0 ? owned_blocks_ - slot - 1 : slot;
     }
     for (std::size_t r = 1; r < owned_offsets.size(); ++r) {
       owned_offsets[r] += owned_offsets[r - 1];
