@@ -9,6 +9,16 @@ namespace {
 constexpr int ghost_update_tag = 7101;
 constexpr int accumulate_tag = 7102;
 
+/// to[i] = from[nodes[i]] for every entry, `width` values per node.
+void gather_nodes(memory::ArrayView<const double> from, memory::ArrayView<const std::int32_t> nodes,
+                  memory::ArrayView<double> to, std::size_t width) {
+  for (std::size_t i = 0; i < nodes.size(); ++i) {
+    for (std::size_t k = 0; k < width; ++k) {
+      to[i * width + k] = from[static_cast<std::size_t>(nodes[i]) * width + k];
+    }
+  }
+}
+
 /// Groups `globals` (sorted) by owner into neighbour ranges.
 template <class Owner>
 std::vector<DistributedDofs::Neighbour> group_by_owner(const std::vector<std::int64_t>& globals,
@@ -246,36 +256,14 @@ void DistributedDofs::begin_ghost_update(memory::ArrayView<const double> owned,
   check_size(ghosts.size(), ghost_count(), "the ghost vector");
   AFEM_EXPECTS(requests_.empty(), "DistributedDofs: an exchange is already in flight");
   const auto c = static_cast<std::size_t>(components_);
-  const memory::ArrayView<const std::int32_t> nodes = send_nodes_.view();
   const memory::ArrayView<double> buffer = send_buffer_.view();
-  for (std::size_t i = 0; i < nodes.size(); ++i) {
-    for (std::size_t k = 0; k < c; ++k) {
-      buffer[i * c + k] = owned[static_cast<std::size_t>(nodes[i]) * c + k];
-    }
-  }
-  for (const Neighbour& source : ghost_sources_) {
-    MPI_Request& request = requests_.emplace_back();
-    memory::Communicator::check(
-        MPI_Irecv(ghosts.data() + static_cast<std::size_t>(source.first) * c,
-                  static_cast<int>(static_cast<std::size_t>(source.last - source.first) * c),
-                  MPI_DOUBLE, source.rank, ghost_update_tag, comm_.handle(), &request),
-        "MPI_Irecv");
-  }
-  for (const Neighbour& target : ghost_targets_) {
-    MPI_Request& request = requests_.emplace_back();
-    memory::Communicator::check(
-        MPI_Isend(buffer.data() + static_cast<std::size_t>(target.first) * c,
-                  static_cast<int>(static_cast<std::size_t>(target.last - target.first) * c),
-                  MPI_DOUBLE, target.rank, ghost_update_tag, comm_.handle(), &request),
-        "MPI_Isend");
-  }
+  gather_nodes(owned, send_nodes_.view(), buffer, c);
+  comm_.post_receives(ghost_sources_, ghosts.data(), c, ghost_update_tag, requests_);
+  comm_.post_sends(ghost_targets_, buffer.data(), c, ghost_update_tag, requests_);
 }
 
 void DistributedDofs::finish_ghost_update() const {
-  const int code =
-      MPI_Waitall(static_cast<int>(requests_.size()), requests_.data(), MPI_STATUSES_IGNORE);
-  requests_.clear();
-  memory::Communicator::check(code, "MPI_Waitall");
+  memory::Communicator::wait_all(requests_);
 }
 
 void DistributedDofs::accumulate(memory::ArrayView<const double> space,
@@ -287,29 +275,10 @@ void DistributedDofs::accumulate(memory::ArrayView<const double> space,
   const auto c = static_cast<std::size_t>(components_);
   gather_owned(space, owned);
   const memory::ArrayView<double> incoming = sum_receive_buffer_.view();
-  for (const Neighbour& source : sum_sources_) {
-    MPI_Request& request = requests_.emplace_back();
-    memory::Communicator::check(
-        MPI_Irecv(incoming.data() + static_cast<std::size_t>(source.first) * c,
-                  static_cast<int>(static_cast<std::size_t>(source.last - source.first) * c),
-                  MPI_DOUBLE, source.rank, accumulate_tag, comm_.handle(), &request),
-        "MPI_Irecv");
-  }
-  const memory::ArrayView<const std::int32_t> send_nodes = sum_send_nodes_.view();
+  comm_.post_receives(sum_sources_, incoming.data(), c, accumulate_tag, requests_);
   const memory::ArrayView<double> outgoing = sum_send_buffer_.view();
-  for (std::size_t i = 0; i < send_nodes.size(); ++i) {
-    for (std::size_t k = 0; k < c; ++k) {
-      outgoing[i * c + k] = space[static_cast<std::size_t>(send_nodes[i]) * c + k];
-    }
-  }
-  for (const Neighbour& target : sum_targets_) {
-    MPI_Request& request = requests_.emplace_back();
-    memory::Communicator::check(
-        MPI_Isend(outgoing.data() + static_cast<std::size_t>(target.first) * c,
-                  static_cast<int>(static_cast<std::size_t>(target.last - target.first) * c),
-                  MPI_DOUBLE, target.rank, accumulate_tag, comm_.handle(), &request),
-        "MPI_Isend");
-  }
+  gather_nodes(space, sum_send_nodes_.view(), outgoing, c);
+  comm_.post_sends(sum_targets_, outgoing.data(), c, accumulate_tag, requests_);
   finish_ghost_update();
   const memory::ArrayView<const std::int32_t> receive_nodes = sum_receive_nodes_.view();
   for (const Neighbour& source : sum_sources_) {
@@ -327,13 +296,7 @@ void DistributedDofs::gather_owned(memory::ArrayView<const double> space,
   check_size(space.size(), static_cast<std::int64_t>(local_of_space_.size()) * components_,
              "the space vector");
   check_size(owned.size(), owned_count(), "the owned vector");
-  const auto c = static_cast<std::size_t>(components_);
-  const memory::ArrayView<const std::int32_t> owned_space = owned_space_.view();
-  for (std::size_t i = 0; i < owned_space.size(); ++i) {
-    for (std::size_t k = 0; k < c; ++k) {
-      owned[i * c + k] = space[static_cast<std::size_t>(owned_space[i]) * c + k];
-    }
-  }
+  gather_nodes(space, owned_space_.view(), owned, static_cast<std::size_t>(components_));
 }
 
 void DistributedDofs::to_space(memory::ArrayView<const double> owned,

@@ -105,11 +105,8 @@ public:
 
   /// The ranks that send ghost values to this one, with the ghost nodes [first, last) each fills,
   /// and the ranks this one sends to (for plans built on top, such as DistributedMatrix).
-  struct Neighbour {
-    int rank = 0;
-    std::int32_t first = 0;  ///< into the ghost nodes (receive) or the send list (send)
-    std::int32_t last = 0;
-  };
+  /// Ranges into the ghost nodes (sources) or the send list (targets).
+  using Neighbour = memory::MessageRange;
   [[nodiscard]] std::span<const Neighbour> ghost_sources() const { return ghost_sources_; }
   [[nodiscard]] std::span<const Neighbour> ghost_targets() const { return ghost_targets_; }
   /// Bytes the ghost update sends from this rank, and receives.

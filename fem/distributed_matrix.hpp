@@ -80,30 +80,15 @@ public:
     }
     const memory::Communicator& comm = dofs_->communicator();
     const memory::ArrayView<double> incoming = receive_buffer_.view();
-    for (const Range& source : sources_) {
-      MPI_Request& request = requests_.emplace_back();
-      memory::Communicator::check(
-          MPI_Irecv(incoming.data() + static_cast<std::size_t>(source.first) * block,
-                    static_cast<int>(static_cast<std::size_t>(source.last - source.first) * block),
-                    MPI_DOUBLE, source.rank, assemble_tag, comm.handle(), &request),
-          "MPI_Irecv");
-    }
+    comm.post_receives(sources_, incoming.data(), block, assemble_tag, requests_);
     const memory::ArrayView<const std::int32_t> sent = sent_blocks_.view();
     const memory::ArrayView<double> outgoing = send_buffer_.view();
     for (std::size_t i = 0; i < sent.size(); ++i) {
       std::copy_n(&a.values[static_cast<std::size_t>(sent[i]) * block], block,
                   &outgoing[i * block]);
     }
-    for (const Range& destination : destinations_) {
-      MPI_Request& request = requests_.emplace_back();
-      memory::Communicator::check(
-          MPI_Isend(outgoing.data() + static_cast<std::size_t>(destination.first) * block,
-                    static_cast<int>(
-                        static_cast<std::size_t>(destination.last - destination.first) * block),
-                    MPI_DOUBLE, destination.rank, assemble_tag, comm.handle(), &request),
-          "MPI_Isend");
-    }
-    wait();
+    comm.post_sends(destinations_, outgoing.data(), block, assemble_tag, requests_);
+    memory::Communicator::wait_all(requests_);
     const memory::ArrayView<const std::int64_t> received_slot = received_slots_.view();
     for (const Range& source : sources_) {
       for (auto i = static_cast<std::size_t>(source.first);
@@ -189,11 +174,7 @@ private:
   static constexpr std::size_t block = static_cast<std::size_t>(B) * B;
   static constexpr int assemble_tag = 7103;
 
-  struct Range {
-    int rank = 0;
-    std::int32_t first = 0;
-    std::int32_t last = 0;
-  };
+  using Range = memory::MessageRange;
 
   static void zero_fixed(const BsrView<B>& m, memory::ArrayView<const double> row_fixed,
                          memory::ArrayView<const double> column_fixed, bool diagonal) {
@@ -210,13 +191,6 @@ private:
         }
       }
     }
-  }
-
-  void wait() const {
-    const int code =
-        MPI_Waitall(static_cast<int>(requests_.size()), requests_.data(), MPI_STATUSES_IGNORE);
-    requests_.clear();
-    memory::Communicator::check(code, "MPI_Waitall");
   }
 
   /// The pattern of the owned rows (this rank's entries and those other ranks send), split by

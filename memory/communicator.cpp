@@ -66,6 +66,37 @@ double Communicator::max(double value) const {
   return result;
 }
 
+void Communicator::post_receives(std::span<const MessageRange> ranges, double* buffer,
+                                 std::size_t width, int tag,
+                                 std::vector<MPI_Request>& requests) const {
+  for (const MessageRange& range : ranges) {
+    MPI_Request& request = requests.emplace_back();
+    check(MPI_Irecv(buffer + static_cast<std::size_t>(range.first) * width,
+                    static_cast<int>(static_cast<std::size_t>(range.last - range.first) * width),
+                    MPI_DOUBLE, range.rank, tag, comm_, &request),
+          "MPI_Irecv");
+  }
+}
+
+void Communicator::post_sends(std::span<const MessageRange> ranges, const double* buffer,
+                              std::size_t width, int tag,
+                              std::vector<MPI_Request>& requests) const {
+  for (const MessageRange& range : ranges) {
+    MPI_Request& request = requests.emplace_back();
+    check(MPI_Isend(buffer + static_cast<std::size_t>(range.first) * width,
+                    static_cast<int>(static_cast<std::size_t>(range.last - range.first) * width),
+                    MPI_DOUBLE, range.rank, tag, comm_, &request),
+          "MPI_Isend");
+  }
+}
+
+void Communicator::wait_all(std::vector<MPI_Request>& requests) {
+  const int code =
+      MPI_Waitall(static_cast<int>(requests.size()), requests.data(), MPI_STATUSES_IGNORE);
+  requests.clear();
+  check(code, "MPI_Waitall");
+}
+
 void Communicator::raise_if_any_failed(const std::string& failure) const {
   const int mine = failure.empty() ? size_ : rank_;
   int first = size_;

@@ -14,6 +14,7 @@
 
 #include <cstdint>
 #include <exception>
+#include <span>
 #include <string>
 #include <string_view>
 #include <type_traits>
@@ -45,6 +46,13 @@ MPI_Datatype mpi_type() {
 class CollectiveError : public Error {
 public:
   using Error::Error;
+};
+
+/// The entries [first, last) of a message buffer that go to, or come from, one rank.
+struct MessageRange {
+  int rank = 0;
+  std::int32_t first = 0;
+  std::int32_t last = 0;
 };
 
 /// An MPI communicator (MPI_COMM_WORLD unless given) and the collectives of the distributed layer.
@@ -151,6 +159,16 @@ public:
   /// Throws CollectiveError on every rank when `failure` is not empty on some rank (see
   /// collective).
   void raise_if_any_failed(const std::string& failure) const;
+
+  /// Posts a nonblocking receive into (or send from) `buffer` for each range, `width` doubles per
+  /// entry, appending the requests to `requests` (not collective: the ranges' ranks post the
+  /// matching calls). wait_all() completes them.
+  void post_receives(std::span<const MessageRange> ranges, double* buffer, std::size_t width,
+                     int tag, std::vector<MPI_Request>& requests) const;
+  void post_sends(std::span<const MessageRange> ranges, const double* buffer, std::size_t width,
+                  int tag, std::vector<MPI_Request>& requests) const;
+  /// Waits for every request and clears the list (its capacity stays).
+  static void wait_all(std::vector<MPI_Request>& requests);
 
   /// Throws afem::Error naming `call` unless `code` is MPI_SUCCESS (not collective).
   static void check(int code, std::string_view call);

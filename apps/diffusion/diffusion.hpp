@@ -187,6 +187,16 @@ struct Settings {
   bool vertex_values = false;  ///< keep u_h at the vertices in the report
 };
 
+/// The CG options of `settings` (Jacobi for the multigrid case too: solve() passes the cycle
+/// itself).
+inline fem::SolveOptions solve_options(const Settings& settings) {
+  return {.tolerance = settings.tolerance,
+          .max_iterations = 20000,
+          .preconditioner = settings.preconditioner == Preconditioner::none
+                                ? fem::Preconditioner::none
+                                : fem::Preconditioner::jacobi};
+}
+
 /// What one solve measured.
 struct Report {
   std::int32_t cells = 0;
@@ -266,11 +276,7 @@ Report solve(const G& geometry, const Problem& problem, memory::Pool& pool, memo
   const auto assembled = Clock::now();
 
   Report report;
-  const fem::SolveOptions options{.tolerance = settings.tolerance,
-                                  .max_iterations = 20000,
-                                  .preconditioner = settings.preconditioner == Preconditioner::none
-                                                        ? fem::Preconditioner::none
-                                                        : fem::Preconditioner::jacobi};
+  const fem::SolveOptions options = solve_options(settings);
   if (settings.preconditioner == Preconditioner::multigrid) {
     constexpr bool on_grid = Degree == 1 && std::is_same_v<G, geometry::Grid<dim>>;
     const fem::Multigrid<1> multigrid = [&] {

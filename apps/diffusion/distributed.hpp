@@ -164,13 +164,8 @@ Report solve_distributed(const memory::Communicator& comm, const geometry::MeshD
   const auto assembled = Clock::now();
 
   Report report;
-  const fem::SolveOptions options{.tolerance = settings.tolerance,
-                                  .max_iterations = 20000,
-                                  .preconditioner = settings.preconditioner == Preconditioner::none
-                                                        ? fem::Preconditioner::none
-                                                        : fem::Preconditioner::jacobi};
-  report.solve =
-      fem::cg(matrix, memory::ArrayView<const double>(rhs->view()), x->view(), scratch, options);
+  report.solve = fem::cg(matrix, memory::ArrayView<const double>(rhs->view()), x->view(), scratch,
+                         solve_options(settings));
   const auto solved = Clock::now();
   report.cells = static_cast<std::int32_t>(part.global_cell_count);
   report.dofs = dofs.global_nodes();
