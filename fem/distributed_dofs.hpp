@@ -5,7 +5,8 @@
 /// owned by one rank (the owner of the lowest-numbered cell that holds it); a rank numbers its
 /// owned nodes first, in global order, then its ghost nodes (nodes of its cells that others own),
 /// and keeps the plans that move values between them: the ghost update (owners to ghosts) and the
-/// accumulation of contributions to nodes owned elsewhere (to their owners, once).
+/// accumulation of contributions to nodes owned elsewhere (to their owners, once). Ghost nodes are
+/// the nodes of owned cells, and of ghost cells that hold an owned node, that other ranks own.
 /// distribute_dofs() builds it for a Lagrange space on a rank's part of a distributed mesh.
 
 #include <cstdint>
@@ -25,7 +26,9 @@
 namespace afem::fem {
 
 /// A space's nodes numbered over the ranks of a communicator, and the plans of the two exchanges
-/// between ranks. Vectors it takes have `components` values per node: owned vectors
+/// between ranks. Its messages use tags 7101 and 7102 (DistributedMatrix 7103) on the
+/// communicator given: a program with traffic of its own there passes a duplicate
+/// (MPI_Comm_dup) instead. Vectors it takes have `components` values per node: owned vectors
 /// owned_count() values, ghost vectors ghost_count(), space vectors the space's dof count.
 /// Owns its index lists and message buffers ("DistributedDofs.*" in the pool), which every
 /// exchange reuses: after construction an exchange takes nothing from the pool. One exchange at a
@@ -82,7 +85,9 @@ public:
   [[nodiscard]] std::span<const std::int64_t> serial_nodes() const { return serial_nodes_; }
 
   /// ghosts = the owners' values of the ghost nodes (halo exchange). begin posts the messages and
-  /// returns; finish waits for them. `owned` and `ghosts` must stay untouched in between.
+  /// returns; finish waits for them. `owned` and `ghosts` must stay untouched in between. The
+  /// exchanges check their vectors' sizes on the calling rank only (a wrong size is a program's
+  /// error, the same on every rank).
   void begin_ghost_update(memory::ArrayView<const double> owned,
                           memory::ArrayView<double> ghosts) const;
   void finish_ghost_update() const;
@@ -204,8 +209,11 @@ DistributedDofs distribute_dofs(const memory::Communicator& comm,
         }
       }
     }
-    for (const std::int32_t o : owner) {
-      ++rank_offsets[static_cast<std::size_t>(o) + 1];
+    for (std::size_t node = 0; node < nodes; ++node) {
+      AFEM_EXPECTS(owner[node] >= 0, "distribute_dofs: node " + std::to_string(node) +
+                                         " of the whole space lies in no cell (a vertex no cell "
+                                         "uses?)");
+      ++rank_offsets[static_cast<std::size_t>(owner[node]) + 1];
     }
     for (std::size_t r = 1; r < rank_offsets.size(); ++r) {
       rank_offsets[r] += rank_offsets[r - 1];

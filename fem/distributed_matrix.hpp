@@ -59,9 +59,12 @@ public:
   /// message timing.
   void assemble(const BsrMatrix<B>& local, memory::Arena& scratch) {
     (void)scratch;
-    AFEM_EXPECTS(local.pattern_id() == pattern_id_,
-                 "DistributedMatrix::assemble: the local matrix has a new pattern; build a new "
-                 "DistributedMatrix for it");
+    const memory::Communicator& comm = dofs_->communicator();
+    comm.collective([&] {
+      AFEM_EXPECTS(local.pattern_id() == pattern_id_,
+                   "DistributedMatrix::assemble: the local matrix has a new pattern; build a new "
+                   "DistributedMatrix for it");
+    });
     const ConstBsrView<B> a = local.view();
     const BsrView<B> owned = owned_.view();
     const BsrView<B> ghost = ghost_.view();
@@ -78,7 +81,6 @@ public:
       std::copy_n(&a.values[static_cast<std::size_t>(kept[i]) * block], block,
                   target(kept_slot[i]));
     }
-    const memory::Communicator& comm = dofs_->communicator();
     const memory::ArrayView<double> incoming = receive_buffer_.view();
     comm.post_receives(sources_, incoming.data(), block, assemble_tag, requests_);
     const memory::ArrayView<const std::int32_t> sent = sent_blocks_.view();
@@ -139,6 +141,13 @@ public:
     }
   }
 
+  /// Runs `work` on every rank through Communicator::collective: a failure on one rank throws
+  /// on all. The solvers run their set-up (scratch borrows, checks) through it.
+  template <class F>
+  void collective(F&& work) const {
+    dofs_->communicator().collective(std::forward<F>(work));
+  }
+
   /// The sum over ranks (rank order): what makes a solver's dot products global.
   [[nodiscard]] double global_sum(double value) const { return dofs_->communicator().sum(value); }
 
@@ -148,12 +157,22 @@ public:
   void project_dirichlet(memory::ArrayView<double> rhs, memory::ArrayView<const std::uint8_t> mask,
                          memory::ArrayView<const double> values, memory::Arena& scratch) {
     const auto n = static_cast<std::size_t>(rows());
-    AFEM_EXPECTS(rhs.size() == n && mask.size() == n && values.size() == n,
-                 "DistributedMatrix::project_dirichlet: expected " + std::to_string(n) +
-                     " owned values in rhs, mask and values");
-    auto lift = memory::borrow_temporary<double>(scratch, n, "DistributedMatrix.dirichlet_lift");
-    auto fixed = memory::borrow_temporary<double>(scratch, n, "DistributedMatrix.dirichlet_mask");
-    auto product = memory::borrow_temporary<double>(scratch, n, "DistributedMatrix.dirichlet_Ag");
+    collective([&] {
+      AFEM_EXPECTS(rhs.size() == n && mask.size() == n && values.size() == n,
+                   "DistributedMatrix::project_dirichlet: expected " + std::to_string(n) +
+                       " owned values in rhs, mask and values");
+    });
+    memory::Temporary<double> lift;
+    memory::Temporary<double> fixed;
+    memory::Temporary<double> product;
+    collective([&] {
+      memory::replace_owned(
+          lift, memory::borrow_temporary<double>(scratch, n, "DistributedMatrix.dirichlet_lift"));
+      memory::replace_owned(
+          fixed, memory::borrow_temporary<double>(scratch, n, "DistributedMatrix.dirichlet_mask"));
+      memory::replace_owned(
+          product, memory::borrow_temporary<double>(scratch, n, "DistributedMatrix.dirichlet_Ag"));
+    });
     const memory::ArrayView<double> g = lift.view();
     for (std::size_t i = 0; i < n; ++i) {
       g[i] = mask[i] != 0 ? values[i] : 0.0;

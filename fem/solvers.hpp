@@ -16,6 +16,7 @@
 #include <concepts>
 #include <cstdint>
 #include <cstdio>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -279,6 +280,18 @@ OperatorPreconditioner<M> operator_preconditioner(const M& m, std::int64_t rows,
   return OperatorPreconditioner<M>{&m};
 }
 
+/// Runs `setup` (a solver's local work that can fail: scratch borrows, checks). For an operator
+/// spread over processes that offers collective(work), through it, so that a failure on one
+/// process throws on all of them instead of leaving the others waiting in the first reduction.
+template <class Op, class F>
+void run_setup(const Op& a, F&& setup) {
+  if constexpr (requires { a.collective(setup); }) {
+    a.collective(setup);
+  } else {
+    setup();
+  }
+}
+
 /// Work vectors of one solve, all in the arena, and the operator applied to them.
 template <class Op>
 class KrylovWorkspace {
@@ -389,10 +402,16 @@ SolveResult conjugate_gradients(const Op& a, const M& m, memory::ArrayView<const
                                 const SolveOptions& options) {
   KrylovWorkspace<Op> work(a, scratch);
   ResidualHistory history;
-  const auto r = work.vector("cg.r");
-  const auto z = work.vector("cg.z");
-  const auto p = work.vector("cg.p");
-  const auto ap = work.vector("cg.Ap");
+  memory::ArrayView<double> r;
+  memory::ArrayView<double> z;
+  memory::ArrayView<double> p;
+  memory::ArrayView<double> ap;
+  run_setup(a, [&] {
+    r = work.vector("cg.r");
+    z = work.vector("cg.z");
+    p = work.vector("cg.p");
+    ap = work.vector("cg.Ap");
+  });
   const Convergence rule{work.norm(b), options.tolerance, options.absolute_tolerance};
   double r_norm = work.initial_residual(b, rule.b_norm, x, r);
   history.push(rule.relative(r_norm));
@@ -447,14 +466,23 @@ SolveResult biconjugate_gradients_stabilized(const Op& a, const M& m,
                                              const SolveOptions& options) {
   KrylovWorkspace<Op> work(a, scratch);
   ResidualHistory history;
-  const auto r = work.vector("bicgstab.r");
-  const auto r0 = work.vector("bicgstab.r0");
-  const auto p = work.vector("bicgstab.p");
-  const auto v = work.vector("bicgstab.v");
-  const auto s = work.vector("bicgstab.s");
-  const auto t = work.vector("bicgstab.t");
-  const auto p_hat = work.vector("bicgstab.p_hat");
-  const auto s_hat = work.vector("bicgstab.s_hat");
+  std::array<memory::ArrayView<double>, 8> vectors;
+  run_setup(a, [&] {
+    static constexpr std::array<const char*, 8> labels = {
+        "bicgstab.r", "bicgstab.r0", "bicgstab.p",     "bicgstab.v",
+        "bicgstab.s", "bicgstab.t",  "bicgstab.p_hat", "bicgstab.s_hat"};
+    for (std::size_t i = 0; i < vectors.size(); ++i) {
+      vectors[i] = work.vector(labels[i]);
+    }
+  });
+  const memory::ArrayView<double> r = vectors[0];
+  const memory::ArrayView<double> r0 = vectors[1];
+  const memory::ArrayView<double> p = vectors[2];
+  const memory::ArrayView<double> v = vectors[3];
+  const memory::ArrayView<double> s = vectors[4];
+  const memory::ArrayView<double> t = vectors[5];
+  const memory::ArrayView<double> p_hat = vectors[6];
+  const memory::ArrayView<double> s_hat = vectors[7];
   const Convergence rule{work.norm(b), options.tolerance, options.absolute_tolerance};
   double r_norm = work.initial_residual(b, rule.b_norm, x, r);
   history.push(rule.relative(r_norm));
@@ -541,8 +569,9 @@ template <LinearOperator Op>
 SolveResult cg(const Op& a, memory::ArrayView<const double> b, memory::ArrayView<double> x,
                memory::Arena& scratch, const SolveOptions& options = {}) {
   detail::check_operator(a, b.size(), x.size(), "cg");
-  const detail::DiagonalPreconditioner<1> m(a, options.preconditioner, scratch, "cg");
-  return detail::conjugate_gradients(a, m, b, x, scratch, options);
+  std::optional<detail::DiagonalPreconditioner<1>> m;
+  detail::run_setup(a, [&] { m.emplace(a, options.preconditioner, scratch, "cg"); });
+  return detail::conjugate_gradients(a, *m, b, x, scratch, options);
 }
 
 /// cg() preconditioned by the caller's symmetric positive definite operator: z = M^-1 r is
@@ -576,8 +605,9 @@ template <LinearOperator Op>
 SolveResult bicgstab(const Op& a, memory::ArrayView<const double> b, memory::ArrayView<double> x,
                      memory::Arena& scratch, const SolveOptions& options = {}) {
   detail::check_operator(a, b.size(), x.size(), "bicgstab");
-  const detail::DiagonalPreconditioner<1> m(a, options.preconditioner, scratch, "bicgstab");
-  return detail::biconjugate_gradients_stabilized(a, m, b, x, scratch, options);
+  std::optional<detail::DiagonalPreconditioner<1>> m;
+  detail::run_setup(a, [&] { m.emplace(a, options.preconditioner, scratch, "bicgstab"); });
+  return detail::biconjugate_gradients_stabilized(a, *m, b, x, scratch, options);
 }
 
 /// bicgstab() preconditioned by the caller's operator (z = M^-1 r is preconditioner.apply(r, z,

@@ -22,12 +22,6 @@ void Communicator::check(int code, std::string_view call) {
               " failed: " + std::string(text, static_cast<std::size_t>(length)));
 }
 
-void Communicator::check_sizes(std::size_t count, std::string_view who) const {
-  AFEM_EXPECTS(count == static_cast<std::size_t>(size_),
-               "Communicator::" + std::string(who) + ": " + std::to_string(count) +
-                   " vectors for " + std::to_string(size_) + " ranks");
-}
-
 std::vector<std::int64_t> Communicator::all_gather(std::int64_t value) const {
   std::vector<std::int64_t> values(static_cast<std::size_t>(size_));
   check(MPI_Allgather(&value, 1, MPI_INT64_T, values.data(), 1, MPI_INT64_T, comm_),
@@ -70,11 +64,12 @@ void Communicator::post_receives(std::span<const MessageRange> ranges, double* b
                                  std::size_t width, int tag,
                                  std::vector<MPI_Request>& requests) const {
   for (const MessageRange& range : ranges) {
-    MPI_Request& request = requests.emplace_back();
+    MPI_Request request = MPI_REQUEST_NULL;
     check(MPI_Irecv(buffer + static_cast<std::size_t>(range.first) * width,
                     static_cast<int>(static_cast<std::size_t>(range.last - range.first) * width),
                     MPI_DOUBLE, range.rank, tag, comm_, &request),
           "MPI_Irecv");
+    requests.push_back(request);
   }
 }
 
@@ -82,11 +77,12 @@ void Communicator::post_sends(std::span<const MessageRange> ranges, const double
                               std::size_t width, int tag,
                               std::vector<MPI_Request>& requests) const {
   for (const MessageRange& range : ranges) {
-    MPI_Request& request = requests.emplace_back();
+    MPI_Request request = MPI_REQUEST_NULL;
     check(MPI_Isend(buffer + static_cast<std::size_t>(range.first) * width,
                     static_cast<int>(static_cast<std::size_t>(range.last - range.first) * width),
                     MPI_DOUBLE, range.rank, tag, comm_, &request),
           "MPI_Isend");
+    requests.push_back(request);
   }
 }
 
@@ -114,7 +110,13 @@ MpiSession::MpiSession(int& argc, char**& argv) {
   int provided = 0;
   Communicator::check(MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided),
                       "MPI_Init_thread");
-  MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+  Communicator::check(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN),
+                      "MPI_Comm_set_errhandler");
+  if (provided < MPI_THREAD_FUNNELED) {
+    MPI_Finalize();
+    throw Error("MpiSession: this MPI offers no funneled threads (level " +
+                std::to_string(provided) + "); the OpenMP threads of the CPU backend need it");
+  }
 }
 
 MpiSession::~MpiSession() {

@@ -12,6 +12,8 @@
 
 #include <mpi.h>
 
+#include <algorithm>
+#include <climits>
 #include <cstdint>
 #include <exception>
 #include <span>
@@ -93,10 +95,23 @@ public:
   /// returns from[r], what rank r sent this one. For setup (plans, meshes): host vectors.
   template <class T>
   [[nodiscard]] std::vector<std::vector<T>> exchange(const std::vector<std::vector<T>>& to) const {
-    check_sizes(to.size(), "exchange");
+    raise_if_any_failed(to.size() != static_cast<std::size_t>(size_)
+                            ? "Communicator::exchange: " + std::to_string(to.size()) +
+                                  " vectors for " + std::to_string(size_) + " ranks"
+                            : std::string());
+    std::size_t total_sent = 0;
+    for (const std::vector<T>& part : to) {
+      total_sent += part.size();
+    }
+    // MPI counts are ints: a larger exchange is refused on every rank rather than overflowing.
+    raise_if_any_failed(total_sent > static_cast<std::size_t>(INT32_MAX)
+                            ? "Communicator::exchange: " + std::to_string(total_sent) +
+                                  " values from one rank, more than an MPI count holds"
+                            : std::string());
     std::vector<int> send_counts(static_cast<std::size_t>(size_));
     std::vector<int> send_offsets(static_cast<std::size_t>(size_));
     std::vector<T> send;
+    send.reserve(total_sent);
     for (std::size_t r = 0; r < to.size(); ++r) {
       send_offsets[r] = static_cast<int>(send.size());
       send_counts[r] = static_cast<int>(to[r].size());
@@ -106,11 +121,14 @@ public:
     check(MPI_Alltoall(send_counts.data(), 1, MPI_INT, receive_counts.data(), 1, MPI_INT, comm_),
           "MPI_Alltoall");
     std::vector<int> receive_offsets(static_cast<std::size_t>(size_));
-    int total = 0;
+    std::int64_t total = 0;
     for (std::size_t r = 0; r < receive_counts.size(); ++r) {
-      receive_offsets[r] = total;
+      receive_offsets[r] = static_cast<int>(std::min<std::int64_t>(total, INT32_MAX));
       total += receive_counts[r];
     }
+    raise_if_any_failed(total > INT32_MAX ? "Communicator::exchange: " + std::to_string(total) +
+                                                " values to one rank, more than an MPI count holds"
+                                          : std::string());
     std::vector<T> receive(static_cast<std::size_t>(total));
     check(MPI_Alltoallv(send.data(), send_counts.data(), send_offsets.data(), mpi_type<T>(),
                         receive.data(), receive_counts.data(), receive_offsets.data(),
@@ -128,12 +146,15 @@ public:
   template <class T>
   [[nodiscard]] std::vector<T> scatter(const std::vector<std::vector<T>>& per_rank,
                                        int root) const {
-    std::vector<std::vector<T>> to(static_cast<std::size_t>(size_));
+    const bool wrong = rank_ == root && per_rank.size() != static_cast<std::size_t>(size_);
+    raise_if_any_failed(wrong ? "Communicator::scatter: " + std::to_string(per_rank.size()) +
+                                    " vectors for " + std::to_string(size_) + " ranks"
+                              : std::string());
     if (rank_ == root) {
-      check_sizes(per_rank.size(), "scatter");
-      to = per_rank;
+      return std::move(exchange(per_rank)[static_cast<std::size_t>(root)]);
     }
-    return std::move(exchange(to)[static_cast<std::size_t>(root)]);
+    return std::move(exchange(std::vector<std::vector<T>>(
+        static_cast<std::size_t>(size_)))[static_cast<std::size_t>(root)]);
   }
 
   /// Runs `work` on every rank. If it throws on any rank, every rank throws CollectiveError with
@@ -174,8 +195,6 @@ public:
   static void check(int code, std::string_view call);
 
 private:
-  void check_sizes(std::size_t count, std::string_view who) const;
-
   MPI_Comm comm_;
   int rank_ = 0;
   int size_ = 1;
@@ -183,7 +202,9 @@ private:
 
 /// Starts MPI (MPI_Init_thread, funneled: only the main thread calls MPI) and ends it
 /// (MPI_Finalize) when destroyed, for a program. Makes MPI errors on MPI_COMM_WORLD returned, so
-/// that Communicator turns them into afem::Error. One per process.
+/// that Communicator turns them into afem::Error (a communicator of a program that set no such
+/// handler aborts on them instead). One per process; throws afem::Error when MPI cannot start or
+/// does not offer funneled threads.
 class MpiSession {
 public:
   MpiSession(int& argc, char**& argv);
@@ -195,7 +216,8 @@ public:
 };
 
 /// Whether this process was started by an MPI launcher (mpirun sets OMPI_COMM_WORLD_SIZE, PMIx
-/// sets PMIX_RANK): programs that also run alone start MPI only then. Not collective.
+/// PMIX_RANK, PMI-based launchers PMI_SIZE): programs that also run alone start MPI only then.
+/// Not collective.
 [[nodiscard]] bool launched_by_mpi();
 
 }  // namespace afem::memory
