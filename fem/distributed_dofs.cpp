@@ -19,6 +19,14 @@ void gather_nodes(memory::ArrayView<const double> from, memory::ArrayView<const 
   }
 }
 
+/// Swaps a copy of `values` into `slot`, a Temporary of `pool` under `label`.
+template <class T>
+void keep(memory::Temporary<T>& slot, const std::vector<T>& values, memory::Pool& pool,
+          const char* label) {
+  memory::replace_owned(slot, memory::borrow_temporary<T>(pool, values.size(), label));
+  std::copy(values.begin(), values.end(), slot.view().begin());
+}
+
 /// Groups `globals` (sorted) by owner into neighbour ranges.
 template <class Owner>
 std::vector<DistributedDofs::Neighbour> group_by_owner(const std::vector<std::int64_t>& globals,
@@ -53,12 +61,11 @@ DistributedDofs::DistributedDofs(
     std::span<const std::int64_t> global_cell_nodes, int nodes_per_cell, std::int32_t owned_cells,
     std::int32_t space_node_count, std::vector<std::int64_t> rank_offsets,
     std::vector<std::int64_t> serial_nodes, int components, memory::Pool& pool)
-    : comm_(comm),
-      components_(components),
-      rank_offsets_(std::move(rank_offsets)),
-      serial_nodes_(std::move(serial_nodes)) {
+    : comm_(comm), components_(components), rank_offsets_(std::move(rank_offsets)) {
   const auto per_cell = static_cast<std::size_t>(nodes_per_cell);
   std::vector<std::int64_t> sums;  // global numbers of the nodes whose sums go to their owners
+  std::vector<std::int64_t> ghost_globals;
+  std::vector<std::int32_t> local_of_space;
   comm_.collective([&] {
     AFEM_EXPECTS(pool.device().is_cpu(), "DistributedDofs: the pool is on " + pool.device().name() +
                                              "; the distributed layer runs on the CPU backend");
@@ -73,8 +80,8 @@ DistributedDofs::DistributedDofs(
     const std::int64_t first = first_owned();
     const std::int64_t last = rank_offsets_[static_cast<std::size_t>(comm_.rank()) + 1];
     owned_nodes_ = static_cast<std::int32_t>(last - first);
-    AFEM_EXPECTS(serial_nodes_.size() == static_cast<std::size_t>(owned_nodes_),
-                 "DistributedDofs: " + std::to_string(serial_nodes_.size()) +
+    AFEM_EXPECTS(serial_nodes.size() == static_cast<std::size_t>(owned_nodes_),
+                 "DistributedDofs: " + std::to_string(serial_nodes.size()) +
                      " serial numbers for " + std::to_string(owned_nodes_) + " owned nodes");
     const auto owned = [&](std::int64_t g) { return g >= first && g < last; };
 
@@ -106,7 +113,7 @@ DistributedDofs::DistributedDofs(
         in_owned_cell[static_cast<std::size_t>(s)] |= is_owned ? 1 : 0;
       }
     }
-    local_of_space_.assign(global_of_space.size(), -1);
+    local_of_space.assign(global_of_space.size(), -1);
     std::vector<std::int32_t> owned_space(static_cast<std::size_t>(owned_nodes_), -1);
     for (std::size_t s = 0; s < global_of_space.size(); ++s) {
       const std::int64_t g = global_of_space[s];
@@ -115,9 +122,9 @@ DistributedDofs::DistributedDofs(
       }
       if (owned(g)) {
         owned_space[static_cast<std::size_t>(g - first)] = static_cast<std::int32_t>(s);
-        local_of_space_[s] = static_cast<std::int32_t>(g - first);
+        local_of_space[s] = static_cast<std::int32_t>(g - first);
       } else {
-        ghost_globals_.push_back(g);
+        ghost_globals.push_back(g);
         if (in_owned_cell[s] != 0) {
           sums.push_back(g);
         }
@@ -127,21 +134,22 @@ DistributedDofs::DistributedDofs(
       AFEM_EXPECTS(owned_space[i] >= 0, "DistributedDofs: owned node " + std::to_string(i) +
                                             " is in none of this rank's cells");
     }
-    std::sort(ghost_globals_.begin(), ghost_globals_.end());
+    std::sort(ghost_globals.begin(), ghost_globals.end());
     std::sort(sums.begin(), sums.end());
+    keep(ghost_globals_, ghost_globals, pool, "DistributedDofs.ghost_globals");
     for (std::size_t s = 0; s < global_of_space.size(); ++s) {
       if (numbered[s] != 0 && !owned(global_of_space[s])) {
-        local_of_space_[s] = owned_nodes_ + local_node_among_ghosts(global_of_space[s]);
+        local_of_space[s] = owned_nodes_ + local_node_among_ghosts(global_of_space[s]);
       }
     }
-    memory::replace_owned(owned_space_, memory::borrow_temporary<std::int32_t>(
-                                            pool, owned_space.size(), "DistributedDofs.owned"));
-    std::copy(owned_space.begin(), owned_space.end(), owned_space_.view().begin());
+    keep(local_of_space_, local_of_space, pool, "DistributedDofs.local_of_space");
+    keep(serial_nodes_, serial_nodes, pool, "DistributedDofs.serial_nodes");
+    keep(owned_space_, owned_space, pool, "DistributedDofs.owned");
   });
 
   const auto owner_of = [this](std::int64_t g) { return owner(g); };
-  ghost_sources_ = group_by_owner(ghost_globals_, owner_of);
-  const auto wanted = comm_.exchange(requests_of(ghost_sources_, ghost_globals_, comm_.size()));
+  ghost_sources_ = group_by_owner(ghost_globals, owner_of);
+  const auto wanted = comm_.exchange(requests_of(ghost_sources_, ghost_globals, comm_.size()));
   sum_targets_ = group_by_owner(sums, owner_of);
   const auto summed = comm_.exchange(requests_of(sum_targets_, sums, comm_.size()));
 
@@ -175,25 +183,20 @@ DistributedDofs::DistributedDofs(
       }
     }
     const auto c = static_cast<std::size_t>(components_);
-    memory::replace_owned(send_nodes_, memory::borrow_temporary<std::int32_t>(
-                                           pool, send.size(), "DistributedDofs.send_nodes"));
-    std::copy(send.begin(), send.end(), send_nodes_.view().begin());
+    keep(send_nodes_, send, pool, "DistributedDofs.send_nodes");
     memory::replace_owned(send_buffer_, memory::borrow_temporary<double>(
                                             pool, send.size() * c, "DistributedDofs.send_buffer"));
-    memory::replace_owned(sum_receive_nodes_,
-                          memory::borrow_temporary<std::int32_t>(
-                              pool, receive.size(), "DistributedDofs.sum_receive_nodes"));
-    std::copy(receive.begin(), receive.end(), sum_receive_nodes_.view().begin());
+    keep(sum_receive_nodes_, receive, pool, "DistributedDofs.sum_receive_nodes");
     memory::replace_owned(sum_receive_buffer_,
                           memory::borrow_temporary<double>(pool, receive.size() * c,
                                                            "DistributedDofs.sum_receive_buffer"));
     std::vector<std::int32_t> sum_send;
     // The space node of each summed node, in the order sent (sums is sorted by global number).
     std::vector<std::pair<std::int64_t, std::int32_t>> by_global;
-    for (std::size_t s = 0; s < local_of_space_.size(); ++s) {
-      const std::int32_t l = local_of_space_[s];
+    for (std::size_t s = 0; s < local_of_space.size(); ++s) {
+      const std::int32_t l = local_of_space[s];
       if (l >= owned_nodes_) {
-        by_global.emplace_back(ghost_globals_[static_cast<std::size_t>(l - owned_nodes_)],
+        by_global.emplace_back(ghost_globals[static_cast<std::size_t>(l - owned_nodes_)],
                                static_cast<std::int32_t>(s));
       }
     }
@@ -203,10 +206,7 @@ DistributedDofs::DistributedDofs(
                                           std::pair<std::int64_t, std::int32_t>(g, -1));
       sum_send.push_back(found->second);
     }
-    memory::replace_owned(sum_send_nodes_,
-                          memory::borrow_temporary<std::int32_t>(pool, sum_send.size(),
-                                                                 "DistributedDofs.sum_send_nodes"));
-    std::copy(sum_send.begin(), sum_send.end(), sum_send_nodes_.view().begin());
+    keep(sum_send_nodes_, sum_send, pool, "DistributedDofs.sum_send_nodes");
     memory::replace_owned(sum_send_buffer_,
                           memory::borrow_temporary<double>(pool, sum_send.size() * c,
                                                            "DistributedDofs.sum_send_buffer"));
@@ -216,11 +216,12 @@ DistributedDofs::DistributedDofs(
 }
 
 std::int32_t DistributedDofs::local_node_among_ghosts(std::int64_t global) const {
-  const auto found = std::lower_bound(ghost_globals_.begin(), ghost_globals_.end(), global);
-  if (found == ghost_globals_.end() || *found != global) {
+  const memory::ArrayView<const std::int64_t> ghosts = ghost_globals_.view();
+  const auto* found = std::lower_bound(ghosts.begin(), ghosts.end(), global);
+  if (found == ghosts.end() || *found != global) {
     return -1;
   }
-  return static_cast<std::int32_t>(found - ghost_globals_.begin());
+  return static_cast<std::int32_t>(found - ghosts.begin());
 }
 
 int DistributedDofs::owner(std::int64_t global) const {
@@ -308,8 +309,9 @@ void DistributedDofs::to_space(memory::ArrayView<const double> owned,
              "the space vector");
   const auto c = static_cast<std::size_t>(components_);
   const auto n_owned = static_cast<std::size_t>(owned_nodes_);
-  for (std::size_t s = 0; s < local_of_space_.size(); ++s) {
-    const std::int32_t l = local_of_space_[s];
+  const memory::ArrayView<const std::int32_t> local_of_space = local_of_space_.view();
+  for (std::size_t s = 0; s < local_of_space.size(); ++s) {
+    const std::int32_t l = local_of_space[s];
     for (std::size_t k = 0; k < c; ++k) {
       double value = 0.0;
       if (l >= 0) {

@@ -21,6 +21,7 @@
 #include "arenafem/memory/communicator.hpp"
 #include "arenafem/memory/copy.hpp"
 #include "arenafem/memory/pool.hpp"
+#include "arenafem/memory/replace_owned.hpp"
 #include "arenafem/memory/temporary.hpp"
 
 namespace afem::fem {
@@ -30,7 +31,8 @@ namespace afem::fem {
 /// communicator given: a program with traffic of its own there passes a duplicate
 /// (MPI_Comm_dup) instead. Vectors it takes have `components` values per node: owned vectors
 /// owned_count() values, ghost vectors ghost_count(), space vectors the space's dof count.
-/// Owns its index lists and message buffers ("DistributedDofs.*" in the pool), which every
+/// Owns its node maps, index lists and message buffers ("DistributedDofs.*" in the pool; the
+/// per-rank offsets and per-neighbour ranges, a few values per rank, on the host), which every
 /// exchange reuses: after construction an exchange takes nothing from the pool. One exchange at a
 /// time per object (begin_ghost_update ... finish_ghost_update may not overlap another).
 /// CPU backend only (the pool's device must be the CPU): MPI reads and writes the buffers.
@@ -71,18 +73,21 @@ public:
   [[nodiscard]] int owner(std::int64_t global) const;
   /// The global number of local node `local` (owned first, then ghosts).
   [[nodiscard]] std::int64_t global_node(std::int32_t local) const {
-    return local < owned_nodes_ ? first_owned() + local
-                                : ghost_globals_[static_cast<std::size_t>(local - owned_nodes_)];
+    return local < owned_nodes_
+               ? first_owned() + local
+               : ghost_globals_.view()[static_cast<std::size_t>(local - owned_nodes_)];
   }
   /// The local number of global node `global`, or -1 when this rank neither owns nor reads it.
   [[nodiscard]] std::int32_t local_node(std::int64_t global) const;
   /// The local number (owned first, then ghosts) of each node of the local space; -1 for nodes
   /// that only ghost cells away from this rank's nodes hold.
   [[nodiscard]] std::span<const std::int32_t> local_of_space_node() const {
-    return local_of_space_;
+    return {local_of_space_.view().data(), local_of_space_.size()};
   }
   /// The node of the whole space rank 0 built, for each owned node.
-  [[nodiscard]] std::span<const std::int64_t> serial_nodes() const { return serial_nodes_; }
+  [[nodiscard]] std::span<const std::int64_t> serial_nodes() const {
+    return {serial_nodes_.view().data(), serial_nodes_.size()};
+  }
 
   /// ghosts = the owners' values of the ghost nodes (halo exchange). begin posts the messages and
   /// returns; finish waits for them. `owned` and `ghosts` must stay untouched in between. The
@@ -129,9 +134,9 @@ private:
   int components_;
   std::int32_t owned_nodes_ = 0;
   std::vector<std::int64_t> rank_offsets_;
-  std::vector<std::int64_t> serial_nodes_;
-  std::vector<std::int64_t> ghost_globals_;  ///< sorted, so grouped by owner
-  std::vector<std::int32_t> local_of_space_;
+  memory::Temporary<std::int64_t> serial_nodes_;
+  memory::Temporary<std::int64_t> ghost_globals_;  ///< sorted, so grouped by owner
+  memory::Temporary<std::int32_t> local_of_space_;
   std::vector<Neighbour> ghost_sources_;
   std::vector<Neighbour> ghost_targets_;
   memory::Temporary<std::int32_t> send_nodes_;     ///< owned nodes each target reads, by target

@@ -261,9 +261,18 @@ TEST(DistributedMatrix, RefusesALocalMatrixWithANewPattern) {
   BsrMatrix<1> local(pool);
   integrate(local, quadrature, restriction, restriction, ShiftedLaplacian{}, scratch);
   DistributedMatrix<1> matrix(dofs, local, scratch);
+  const auto product = [&] {
+    std::vector<double> x(static_cast<std::size_t>(dofs.owned_count()), 1.5);
+    std::vector<double> y(x.size());
+    matrix.apply(memory::ArrayView<const double>(x.data(), x.size()),
+                 memory::ArrayView<double>(y.data(), y.size()), scratch);
+    return y;
+  };
+  const std::vector<double> before = product();
   BsrMatrix<1> other(pool);
-  integrate(other, quadrature, restriction, restriction, ShiftedLaplacian{}, scratch);
-  EXPECT_THROW(matrix.assemble(other, scratch), Error);
+  integrate(other, quadrature, restriction, restriction, ShiftedLaplacian{2.0}, scratch);
+  EXPECT_THROW(matrix.assemble(other, scratch), memory::CollectiveError);
+  EXPECT_EQ(product(), before);  // refused without a change
   std::vector<double> wrong(3);
   EXPECT_THROW(dofs.update_ghosts(memory::ArrayView<const double>(wrong.data(), wrong.size()),
                                   memory::ArrayView<double>(wrong.data(), wrong.size())),
