@@ -29,6 +29,16 @@ std::vector<std::int64_t> Communicator::all_gather(std::int64_t value) const {
   return values;
 }
 
+void Communicator::all_to_all(std::span<const std::int64_t> send,
+                              std::span<std::int64_t> receive) const {
+  AFEM_EXPECTS(send.size() == static_cast<std::size_t>(size_) && receive.size() == send.size(),
+               "Communicator::all_to_all: " + std::to_string(send.size()) + " values to send and " +
+                   std::to_string(receive.size()) + " to receive for " + std::to_string(size_) +
+                   " ranks");
+  check(MPI_Alltoall(send.data(), 1, MPI_INT64_T, receive.data(), 1, MPI_INT64_T, comm_),
+        "MPI_Alltoall");
+}
+
 double Communicator::sum(double value) const {
   std::vector<double> values(static_cast<std::size_t>(size_));
   check(MPI_Allgather(&value, 1, MPI_DOUBLE, values.data(), 1, MPI_DOUBLE, comm_), "MPI_Allgather");

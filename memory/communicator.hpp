@@ -81,6 +81,10 @@ public:
   /// Every rank's `value`, in rank order.
   [[nodiscard]] std::vector<std::int64_t> all_gather(std::int64_t value) const;
 
+  /// send[r] of every rank arrives as receive[s] on rank r, s the sender (one value per rank each
+  /// way, MPI_Alltoall; allocates nothing). Throws afem::Error unless both spans hold size()
+  /// values.
+  void all_to_all(std::span<const std::int64_t> send, std::span<std::int64_t> receive) const;
   /// Rank `root`'s `values` on every rank (sizes included).
   template <class T>
   void broadcast(std::vector<T>& values, int root) const {

@@ -531,6 +531,8 @@ public:
   std::uint64_t sizing_steps_ = 0;
   /// Whether every cell is selected (the captured step's shape) rather than the active ones.
   bool all_cells_ = false;
+  /// Adds other processes' values at shared grid nodes (none on one process).
+  BorderSum* border_sum_ = nullptr;
 };
 
 /// The step on the grid spaces `Spaces` (Q1Spaces or BSplineSpaces).
@@ -802,6 +804,9 @@ void detail::SimulationOn<D, Spaces>::particle_to_grid() {
                  detail::MomentumForm<D>{this->materials(), views.velocities, views.affine,
                                          views.deformation, views.forces, this->setup_.dt},
                  arena);
+  if (this->border_sum_ != nullptr) {
+    this->border_sum_->add_shared(mass_.dofs(), velocity_.dofs());
+  }
 }
 
 template <int D, class Spaces>
@@ -858,6 +863,9 @@ void detail::SimulationOn<D, Spaces>::grid_to_particle() {
       arena, static_cast<std::size_t>(vector_space_.dof_count()), "Mpm.remapped_momentum");
   fem::integrate(momentum.view(), quadrature_, vector_restriction_,
                  detail::RemapForm<D>{velocities.view(), this->materials()}, arena, velocity_);
+  if (this->border_sum_ != nullptr) {
+    this->border_sum_->add_shared({}, momentum.view());
+  }
   apply_grid_velocity(momentum.view(), false);
   fem::interpolate(particles.affine, quadrature_, detail::VelocityGradientAt{}, arena, velocity_);
   const Setup& setup = this->setup_;
@@ -1134,6 +1142,9 @@ void Simulation<D>::set_step_mode(StepMode mode) {
                  "Simulation::set_step_mode: the incompressible fluid's step cannot be captured "
                  "(its pressure solve reads the residual back every iteration to decide when to "
                  "stop); run it with StepMode::direct");
+    AFEM_EXPECTS(state.border_sum_ == nullptr,
+                 "Simulation::set_step_mode: a step with a border sum (a distributed "
+                 "simulation) cannot be captured: it exchanges messages between its parts");
     const memory::Stream& stream = state.pool_->stream();
     // cudaStreamLegacy and cudaStreamPerThread are the handles 0x1 and 0x2.
     const auto handle = reinterpret_cast<std::uintptr_t>(  // NOLINT(*-reinterpret-cast)
@@ -1150,6 +1161,14 @@ void Simulation<D>::set_step_mode(StepMode mode) {
     state.release_captures();
   }
   state.step_mode_ = mode;
+}
+
+template <int D>
+void Simulation<D>::set_border_sum(BorderSum* sum) {
+  AFEM_EXPECTS(sum == nullptr || state_->step_mode_ == StepMode::direct,
+               "Simulation::set_border_sum: a captured step cannot call a border sum; set "
+               "StepMode::direct first");
+  state_->border_sum_ = sum;
 }
 
 template <int D>
@@ -1215,6 +1234,25 @@ ParticleViews Simulation<D>::particle_views() {
 template <int D>
 void Simulation<D>::add_particles(const ParticleBatch& batch) {
   state_->add_particles(batch);
+}
+
+template <int D>
+ParticleViews Simulation<D>::add_particle_slots(std::int32_t count) {
+  detail::SimulationState<D>& state = *state_;
+  AFEM_EXPECTS(count >= 0 && count <= state.capacity_ - state.particle_count_,
+               "add_particle_slots: " + std::to_string(count) + " particles after the " +
+                   std::to_string(state.particle_count_) + " there are exceed the capacity of " +
+                   std::to_string(state.capacity_) + " (Setup.capacity)");
+  const auto first = state.count();
+  state.particle_count_ += count;
+  const ParticleViews all = state.views();
+  const auto n = static_cast<std::size_t>(count);
+  const auto tail = [&](auto view, std::size_t width) {
+    return view.empty() ? view : view.subview(first * width, n * width);
+  };
+  return {tail(all.positions, D),       tail(all.velocities, D), tail(all.affine, D * D),
+          tail(all.deformation, D * D), tail(all.volumes, 1),    tail(all.materials, 1),
+          tail(all.forces, D)};
 }
 
 template <int D>

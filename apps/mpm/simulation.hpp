@@ -100,6 +100,25 @@ struct CaptureReport {
   std::size_t retained_bytes = 0;  ///< pool bytes the live capture holds (its scratch)
 };
 
+/// The sum of grid values at the nodes that particles of other processes also reach (the
+/// distributed simulation's border sum, apps/mpm/distributed_simulation.hpp). A step given one
+/// (Simulation::set_border_sum) calls it twice: after particle_to_grid's integrals with the nodes'
+/// mass (one value per node) and momentum (D values per node), and in grid_to_particle with the
+/// momentum remapped from the particles (`mass` empty). Nodes are numbered x fastest. It adds to
+/// each shared node what the other processes hold there; it may throw to stop the step.
+class BorderSum {
+public:
+  virtual ~BorderSum() = default;
+  virtual void add_shared(memory::ArrayView<double> mass, memory::ArrayView<double> momentum) = 0;
+
+protected:
+  BorderSum() = default;
+  BorderSum(const BorderSum&) = default;
+  BorderSum& operator=(const BorderSum&) = default;
+  BorderSum(BorderSum&&) = default;
+  BorderSum& operator=(BorderSum&&) = default;
+};
+
 struct Checkpoint;
 
 namespace detail {
@@ -143,6 +162,10 @@ public:
   void set_step_mode(StepMode mode);
   /// How step() runs.
   [[nodiscard]] StepMode step_mode() const;
+  /// Makes every step call `sum` (not owned: it must outlive the simulation or be unset with
+  /// nullptr) to add the values other processes hold at shared grid nodes. Throws afem::Error in
+  /// StepMode::captured: a captured step cannot call out.
+  void set_border_sum(BorderSum* sum);
   /// The captured steps' counters (zeros in direct mode before any capture).
   [[nodiscard]] CaptureReport capture_report() const;
 
@@ -186,6 +209,12 @@ public:
   /// it would take the count past the capacity. Call it between steps: it resets the step arena
   /// (handles borrowed from it go stale).
   void add_particles(const ParticleBatch& batch);
+  /// Appends `count` particles and returns the views of the new particles alone, for the caller to
+  /// write their whole state (positions, velocities, affine velocities, deformations, volumes,
+  /// materials, forces) before the next step: to move particles from another simulation with their
+  /// history. Their entries hold stale values until written. Throws afem::Error, changing
+  /// nothing, when the count is negative or would pass the capacity.
+  ParticleViews add_particle_slots(std::int32_t count);
   /// Removes the particles whose entry in `remove` is not 0 (one per particle, in the pool's
   /// memory, not the step arena's), keeping the others in their order. Throws afem::Error, changing
   /// nothing, when `remove` does not hold particle_count() entries. Call it between steps: it
