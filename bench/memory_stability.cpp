@@ -17,12 +17,17 @@
 #include <exception>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "arenafem/apps/mpm/options.hpp"
+#ifdef ARENAFEM_WITH_MPI
+#include "arenafem/apps/mpm/distributed_simulation.hpp"
+#include "arenafem/memory/communicator.hpp"
+#endif
 #include "arenafem/apps/mpm/scene.hpp"
 #include "arenafem/apps/mpm/simulation.hpp"
 #include "arenafem/memory/copy.hpp"
@@ -43,24 +48,69 @@ void* __libc_realloc(void* pointer, std::size_t size);     // NOLINT
 
 namespace {
 std::atomic<std::uint64_t> malloc_calls{0};
+/// Calls made while this thread is inside MPI (counted apart: MPI's allocations are its own).
+std::atomic<std::uint64_t> mpi_malloc_calls{0};
+thread_local int inside_mpi = 0;
+
+void count_malloc() {
+  (inside_mpi > 0 ? mpi_malloc_calls : malloc_calls).fetch_add(1, std::memory_order_relaxed);
+}
 }  // namespace
 
 extern "C" {
 // NOLINTBEGIN(cppcoreguidelines-no-malloc)
 void* malloc(std::size_t size) {
-  malloc_calls.fetch_add(1, std::memory_order_relaxed);
+  count_malloc();
   return __libc_malloc(size);
 }
 void* calloc(std::size_t count, std::size_t size) {
-  malloc_calls.fetch_add(1, std::memory_order_relaxed);
+  count_malloc();
   return __libc_calloc(count, size);
 }
 void* realloc(void* pointer, std::size_t size) {
-  malloc_calls.fetch_add(1, std::memory_order_relaxed);
+  count_malloc();
   return __libc_realloc(pointer, size);
 }
 // NOLINTEND(cppcoreguidelines-no-malloc)
 }
+
+#ifdef ARENAFEM_WITH_MPI
+// The MPI calls a distributed step makes, through MPI's profiling interface (each calls its
+// PMPI_ twin), marking the calling thread as inside MPI meanwhile.
+namespace {
+template <class Call>
+int in_mpi(Call&& call) {
+  ++inside_mpi;
+  const int code = call();
+  --inside_mpi;
+  return code;
+}
+}  // namespace
+
+extern "C" {
+int MPI_Isend(const void* buffer, int count, MPI_Datatype type, int rank, int tag, MPI_Comm comm,
+              MPI_Request* request) {
+  return in_mpi([&] { return PMPI_Isend(buffer, count, type, rank, tag, comm, request); });
+}
+int MPI_Irecv(void* buffer, int count, MPI_Datatype type, int rank, int tag, MPI_Comm comm,
+              MPI_Request* request) {
+  return in_mpi([&] { return PMPI_Irecv(buffer, count, type, rank, tag, comm, request); });
+}
+int MPI_Waitall(int count, MPI_Request requests[], MPI_Status statuses[]) {
+  return in_mpi([&] { return PMPI_Waitall(count, requests, statuses); });
+}
+int MPI_Alltoall(const void* send, int send_count, MPI_Datatype send_type, void* receive,
+                 int receive_count, MPI_Datatype receive_type, MPI_Comm comm) {
+  return in_mpi([&] {
+    return PMPI_Alltoall(send, send_count, send_type, receive, receive_count, receive_type, comm);
+  });
+}
+int MPI_Allreduce(const void* send, void* receive, int count, MPI_Datatype type, MPI_Op op,
+                  MPI_Comm comm) {
+  return in_mpi([&] { return PMPI_Allreduce(send, receive, count, type, op, comm); });
+}
+}
+#endif
 
 namespace afem {
 namespace {
@@ -512,19 +562,234 @@ int run(const Options& options) {
   return 0;
 }
 
+#ifdef ARENAFEM_WITH_MPI
+/// The scene over the ranks of `comm` (DistributedSimulation, direct steps): every rank measures
+/// its own pool, arena and host allocator; rank 0 prints each line with every rank's figures and
+/// writes the CSV (one row per rank and line) and the summary. Exit status 1 on every rank when
+/// memory moved on any rank after the warm-up (upstream allocations, reserved bytes, or malloc
+/// calls in a step outside MPI; those inside MPI are MPI's and reported apart).
+template <int D>
+int run_distributed(const Options& options, const memory::Communicator& comm) {
+  AFEM_EXPECTS(options.mode == apps::mpm::StepMode::direct,
+               "memory_stability: a run over MPI ranks steps directly (a captured step cannot "
+               "exchange messages); give --direct");
+  AFEM_EXPECTS(!options.emit_drain && options.recapture_every == 0,
+               "memory_stability: --emit-drain and --recapture-every run on one process");
+  const apps::mpm::Setup scene = apps::mpm::make_scene(options.scene);
+  memory::Pool pool(memory::device_resource(), {.name = "mpm"});
+  memory::Arena arena(pool, {"step", 16 << 20, 0});
+  apps::mpm::DistributedSimulation<D> simulation(scene, comm, pool, arena);
+  const bool root = comm.rank() == 0;
+  const std::int64_t particles = simulation.particle_count();
+  if (root) {
+    std::printf("memory_stability: scene %s %dD over %d ranks (slabs of cell layers along %s:",
+                apps::mpm::to_string(options.scene.kind).c_str(), D, comm.size(),
+                D == 2 ? "y" : "z");
+    for (const apps::mpm::Slab& slab : simulation.slabs()) {
+      std::printf(" %d-%d", slab.first, slab.last);
+    }
+    std::printf("), %lld particles, grid %d^%d, %lld steps, warm-up %lld, direct\n",
+                static_cast<long long>(particles), scene.resolution, D,
+                static_cast<long long>(options.steps), static_cast<long long>(options.warmup));
+  }
+  std::filesystem::create_directories(options.out);
+  std::ofstream csv;
+  if (root) {
+    csv.open(options.out / "memory.csv");
+    csv << "step,rank,particles,host_rss_bytes,pool_live_bytes,reserved_bytes,"
+           "arena_high_water_bytes,upstream_allocations,host_mallocs_in_steps,"
+           "mpi_mallocs_in_steps\n";
+  }
+  std::uint64_t step_mallocs = 0;
+  std::uint64_t step_mpi_mallocs = 0;
+  std::uint64_t last_upstream = pool.stats().upstream_allocations;
+  std::uint64_t last_mallocs = 0;
+  std::uint64_t last_mpi_mallocs = 0;
+  std::uint64_t warm_upstream = 0;
+  std::uint64_t warm_frees = 0;
+  std::uint64_t warm_mallocs = 0;
+  std::uint64_t warm_mpi_mallocs = 0;
+  std::size_t reserved_min = 0;
+  std::size_t reserved_max = 0;
+  // Every rank's value of `value` as text: "a/b/c".
+  const auto per_rank = [&comm](std::int64_t value) {
+    std::string text;
+    for (const std::int64_t v : comm.all_gather(value)) {
+      if (!text.empty()) {
+        text += '/';
+      }
+      text += std::to_string(v);
+    }
+    return text;
+  };
+  const auto record = [&](std::int64_t step) {
+    const memory::PoolStats stats = pool.stats();
+    const std::vector<std::int64_t> row = {
+        step,
+        simulation.local().particle_count(),
+        static_cast<std::int64_t>(host_rss_bytes()),
+        static_cast<std::int64_t>(stats.live_bytes),
+        static_cast<std::int64_t>(stats.reserved_bytes),
+        static_cast<std::int64_t>(arena.stats().peak_used_bytes),
+        static_cast<std::int64_t>(stats.upstream_allocations - last_upstream),
+        static_cast<std::int64_t>(step_mallocs - last_mallocs),
+        static_cast<std::int64_t>(step_mpi_mallocs - last_mpi_mallocs)};
+    last_upstream = stats.upstream_allocations;
+    last_mallocs = step_mallocs;
+    last_mpi_mallocs = step_mpi_mallocs;
+    std::vector<std::vector<std::int64_t>> columns;
+    for (const std::int64_t value : row) {
+      columns.push_back(comm.all_gather(value));
+    }
+    if (!root) {
+      return;
+    }
+    for (int r = 0; r < comm.size(); ++r) {
+      csv << step << ',' << r;
+      for (std::size_t c = 1; c < columns.size(); ++c) {
+        csv << ',' << columns[c][static_cast<std::size_t>(r)];
+      }
+      csv << '\n';
+    }
+    const auto ranks = [&columns](std::size_t c, bool in_mib) {
+      std::string text;
+      for (const std::int64_t v : columns[c]) {
+        char value[32];
+        if (in_mib) {
+          std::snprintf(value, sizeof value, "%.2f", mib(static_cast<double>(v)));
+        } else {
+          std::snprintf(value, sizeof value, "%lld", static_cast<long long>(v));
+        }
+        if (!text.empty()) {
+          text += '/';
+        }
+        text += value;
+      }
+      return text;
+    };
+    std::printf(
+        "step %lld particles=%s host_rss=%s MiB pool_live=%s MiB reserved=%s MiB "
+        "upstream_allocs=+%s host_mallocs=+%s mpi_mallocs=+%s\n",
+        static_cast<long long>(step), ranks(1, false).c_str(), ranks(2, true).c_str(),
+        ranks(3, true).c_str(), ranks(4, true).c_str(), ranks(6, false).c_str(),
+        ranks(7, false).c_str(), ranks(8, false).c_str());
+    std::fflush(stdout);
+  };
+  record(0);
+  using Clock = std::chrono::steady_clock;
+  Clock::time_point measured_start;
+  for (std::int64_t step = 1; step <= options.steps; ++step) {
+    const std::uint64_t before = malloc_calls.load(std::memory_order_relaxed);
+    const std::uint64_t before_mpi = mpi_malloc_calls.load(std::memory_order_relaxed);
+    simulation.step();
+    step_mallocs += malloc_calls.load(std::memory_order_relaxed) - before;
+    step_mpi_mallocs += mpi_malloc_calls.load(std::memory_order_relaxed) - before_mpi;
+    const memory::PoolStats stats = pool.stats();
+    if (step == options.warmup) {
+      warm_upstream = stats.upstream_allocations;
+      warm_frees = stats.upstream_frees;
+      warm_mallocs = step_mallocs;
+      warm_mpi_mallocs = step_mpi_mallocs;
+      reserved_min = reserved_max = stats.reserved_bytes;
+      measured_start = Clock::now();
+    } else if (step > options.warmup) {
+      reserved_min = std::min(reserved_min, stats.reserved_bytes);
+      reserved_max = std::max(reserved_max, stats.reserved_bytes);
+    }
+    if (step % options.every == 0 || step == options.steps) {
+      record(step);
+    }
+  }
+  const double seconds = std::chrono::duration<double>(Clock::now() - measured_start).count();
+  const memory::PoolStats stats = pool.stats();
+  const auto upstream = static_cast<std::int64_t>(stats.upstream_allocations - warm_upstream);
+  const auto frees = static_cast<std::int64_t>(stats.upstream_frees - warm_frees);
+  const auto mallocs = static_cast<std::int64_t>(step_mallocs - warm_mallocs);
+  const auto mpi_mallocs = static_cast<std::int64_t>(step_mpi_mallocs - warm_mpi_mallocs);
+  const auto reserved_change = static_cast<std::int64_t>(reserved_max - reserved_min);
+  const bool flat = upstream == 0 && frees == 0 && reserved_change == 0 && mallocs == 0;
+  const std::int64_t flat_ranks = comm.sum(std::int64_t{flat ? 1 : 0});
+  const apps::mpm::TrafficReport traffic = simulation.traffic();
+  const std::string json =
+      "{\n  \"scene\": \"" + apps::mpm::to_string(options.scene.kind) + "\",\n" +
+      "  \"dimension\": " + std::to_string(D) + ",\n  \"ranks\": " + std::to_string(comm.size()) +
+      ",\n  \"particles\": " + std::to_string(simulation.particle_count()) +
+      ",\n  \"step_mode\": \"direct\",\n" + "  \"steps\": " + std::to_string(options.steps) +
+      ",\n  \"warmup_steps\": " + std::to_string(options.warmup) +
+      ",\n  \"per_rank\": {\n    \"particles\": \"" +
+      per_rank(simulation.local().particle_count()) +
+      "\",\n    \"upstream_allocations_after_warmup\": \"" + per_rank(upstream) +
+      "\",\n    \"upstream_frees_after_warmup\": \"" + per_rank(frees) +
+      "\",\n    \"reserved_bytes_change_after_warmup\": \"" + per_rank(reserved_change) +
+      "\",\n    \"host_mallocs_in_steps_after_warmup\": \"" + per_rank(mallocs) +
+      "\",\n    \"mpi_mallocs_in_steps_after_warmup\": \"" + per_rank(mpi_mallocs) +
+      "\",\n    \"particles_sent\": \"" + per_rank(traffic.particles_sent) +
+      "\",\n    \"border_bytes_per_step\": \"" + per_rank(traffic.border_bytes_per_step) +
+      "\"\n  },\n  \"steps_per_second\": " +
+      std::to_string(static_cast<double>(options.steps - options.warmup) / seconds) +
+      ",\n  \"flat\": " + (flat_ranks == comm.size() ? "true" : "false") + "\n}\n";
+  if (root) {
+    std::ofstream(options.out / "summary.json") << json;
+    std::printf("%s", json.c_str());
+    std::printf("wrote %s and %s\n", (options.out / "memory.csv").c_str(),
+                (options.out / "summary.json").c_str());
+  }
+  if (flat_ranks != comm.size()) {
+    if (!flat) {
+      std::fprintf(stderr,
+                   "memory_stability: rank %d: memory moved after the warm-up: %lld upstream "
+                   "allocations, %lld frees, reserved bytes changed by %lld, %lld host mallocs in "
+                   "steps\n",
+                   comm.rank(), static_cast<long long>(upstream), static_cast<long long>(frees),
+                   static_cast<long long>(reserved_change), static_cast<long long>(mallocs));
+    }
+    return 1;
+  }
+  if (root) {
+    std::printf(
+        "memory is flat on every rank: no upstream allocation, constant reserved bytes and no "
+        "host malloc outside MPI in a step after step %lld\n",
+        static_cast<long long>(options.warmup));
+  }
+  return 0;
+}
+#endif
+
 }  // namespace
 }  // namespace afem
 
 int main(int argc, char** argv) {
   using namespace afem;
+#ifdef ARENAFEM_WITH_MPI
+  std::optional<memory::MpiSession> mpi;
+  if (memory::launched_by_mpi()) {
+    mpi.emplace(argc, argv);
+  }
+#endif
   try {
     const Options options = parse(argc, argv);
     if (options.help) {
       print_help();
       return 0;
     }
+#ifdef ARENAFEM_WITH_MPI
+    if (mpi) {
+      const memory::Communicator comm;
+      if (comm.size() > 1) {
+        return options.scene.dimension == 2 ? run_distributed<2>(options, comm)
+                                            : run_distributed<3>(options, comm);
+      }
+    }
+#endif
     return options.scene.dimension == 2 ? run<2>(options) : run<3>(options);
   } catch (const std::exception& error) {
+#ifdef ARENAFEM_WITH_MPI
+    if (mpi && dynamic_cast<const memory::CollectiveError*>(&error) == nullptr) {
+      // This rank's error alone while the others may wait for it: stop them all.
+      std::fprintf(stderr, "%s\n", error.what());
+      MPI_Abort(MPI_COMM_WORLD, 2);
+    }
+#endif
     std::fprintf(stderr, "%s\n", error.what());
     return 2;
   }

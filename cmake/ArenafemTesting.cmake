@@ -15,6 +15,11 @@ endif()
 #   arenafem_command_test(NAME n PROGRAM target-or-path EXIT zero|nonzero OUTPUT regex
 #                         [LABEL label] [ARGS args...])
 set(ARENAFEM_EXPECT_COMMAND ${PROJECT_SOURCE_DIR}/tests/support/expect_command.cmake)
+# What tests under mpirun run with: one OpenMP thread per rank, oversubscribed cores, and the
+# permission Open MPI wants for root (CI runs as root).
+set(ARENAFEM_MPI_ENVIRONMENT ${ARENAFEM_TEST_ENVIRONMENT} OMP_NUM_THREADS=1
+    OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1)
+
 function(arenafem_command_test)
   cmake_parse_arguments(PARSE_ARGV 0 test "" "NAME;PROGRAM;EXIT;OUTPUT;LABEL" "ARGS")
   if(NOT test_LABEL)
