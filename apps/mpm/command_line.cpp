@@ -14,6 +14,10 @@
 #include "arenafem/apps/mpm/command_line.hpp"
 
 #include "arenafem/apps/mpm/checkpoint.hpp"
+#ifdef ARENAFEM_WITH_MPI
+#include "arenafem/apps/mpm/distributed_simulation.hpp"
+#include "arenafem/memory/communicator.hpp"
+#endif
 #include "arenafem/apps/mpm/frames.hpp"
 #include "arenafem/apps/mpm/options.hpp"
 #include "arenafem/apps/mpm/scene.hpp"
@@ -156,9 +160,96 @@ void run(const Setup& setup, const std::optional<Checkpoint>& resume, const Comm
   }
 }
 
+#ifdef ARENAFEM_WITH_MPI
+/// The scene over the ranks of `comm` (DistributedSimulation): rank 0 prints the serial run's
+/// lines after one that names the ranks and their slabs, then what moved between the ranks.
+template <int D>
+void run_distributed(const Setup& setup, const CommandLine& options,
+                     const memory::Communicator& comm, memory::Pool& pool, memory::Arena& arena) {
+  comm.raise_if_any_failed(
+      !options.out.empty() || options.checkpoint_every > 0 || !options.restart.empty() ||
+              options.capture
+          ? std::string("under mpirun the MPM program writes no frames or checkpoints and steps "
+                        "directly: drop --out, --checkpoint-every, --restart and --capture")
+          : std::string());
+  DistributedSimulation<D> simulation(setup, comm, pool, arena);
+  const bool root = comm.rank() == 0;
+  const std::int64_t particles = simulation.particle_count();
+  const Setup& kept = simulation.local().setup();
+  if (root) {
+    std::printf("ranks: %d (slabs of cell layers along %s:", comm.size(), D == 2 ? "y" : "z");
+    for (const Slab& slab : simulation.slabs()) {
+      std::printf(" %d-%d", slab.first, slab.last);
+    }
+    std::printf(")\nscene %s %dD: %lld particles (%s), grid %d^%d, dt %.3g s, %lld steps\n",
+                to_string(options.scene.kind).c_str(), D, static_cast<long long>(particles),
+                to_string(kept.materials[0].kind).c_str(), kept.resolution, D, kept.dt,
+                static_cast<long long>(options.steps));
+  }
+  // Open MPI hands its ranks a pseudo-terminal whatever mpirun writes to: a long run prints a
+  // progress line every tenth of its steps instead of rewriting one line.
+  const std::int64_t progress_every = options.steps >= 1000 ? options.steps / 10 : 0;
+  using Clock = std::chrono::steady_clock;
+  const auto start = Clock::now();
+  for (std::int64_t s = 1; s <= options.steps; ++s) {
+    simulation.step();
+    if (root && progress_every > 0 && s % progress_every == 0) {
+      const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
+      std::printf("step %lld/%lld  t = %.4f s  %.0f steps/s\n", static_cast<long long>(s),
+                  static_cast<long long>(options.steps), simulation.time(),
+                  static_cast<double>(s) / seconds);
+      std::fflush(stdout);
+    }
+  }
+  const double seconds = comm.max(std::chrono::duration<double>(Clock::now() - start).count());
+  const std::int64_t now = simulation.particle_count();
+  const std::vector<std::int64_t> local = comm.all_gather(simulation.local().particle_count());
+  const std::int64_t moved = comm.sum(simulation.traffic().particles_sent);
+  const std::int64_t border = comm.max(simulation.traffic().border_bytes_per_step);
+  const memory::PoolStats stats = pool.stats();
+  const std::vector<std::int64_t> live =
+      comm.all_gather(static_cast<std::int64_t>(stats.live_bytes));
+  const std::vector<std::int64_t> reserved =
+      comm.all_gather(static_cast<std::int64_t>(stats.reserved_bytes));
+  const std::vector<std::int64_t> upstream =
+      comm.all_gather(static_cast<std::int64_t>(stats.upstream_allocations));
+  const std::vector<std::int64_t> frees =
+      comm.all_gather(static_cast<std::int64_t>(stats.upstream_frees));
+  if (!root) {
+    return;
+  }
+  std::printf("ran %lld steps to t = %.4f s in %.2f s: %.3g particle-steps/s\n",
+              static_cast<long long>(options.steps), simulation.time(), seconds,
+              static_cast<double>(options.steps) * static_cast<double>(now) /
+                  (seconds > 0.0 ? seconds : 1.0));
+  std::printf("particles per rank:");
+  for (const std::int64_t count : local) {
+    std::printf(" %lld", static_cast<long long>(count));
+  }
+  std::printf("; %lld moved between ranks; border sums send at most %s per rank and step\n",
+              static_cast<long long>(moved),
+              memory::format_bytes(static_cast<std::size_t>(border)).c_str());
+  if (options.memory_report) {
+    for (std::size_t r = 0; r < live.size(); ++r) {
+      std::printf(
+          "memory: rank %zu: pool live %s, reserved %s, upstream allocations %lld, frees %lld\n", r,
+          memory::format_bytes(static_cast<std::size_t>(live[r])).c_str(),
+          memory::format_bytes(static_cast<std::size_t>(reserved[r])).c_str(),
+          static_cast<long long>(upstream[r]), static_cast<long long>(frees[r]));
+    }
+  }
+}
+#endif
+
 }  // namespace
 
 int run_command_line(int argc, char** argv, const Program& program) {
+#ifdef ARENAFEM_WITH_MPI
+  std::optional<memory::MpiSession> mpi;
+  if (memory::launched_by_mpi()) {
+    mpi.emplace(argc, argv);
+  }
+#endif
   try {
     const std::vector<std::string_view> arguments(argv + 1, argv + argc);
     const CommandLine options = parse_command_line(arguments, program);
@@ -166,6 +257,23 @@ int run_command_line(int argc, char** argv, const Program& program) {
       print_help(program);
       return 0;
     }
+#ifdef ARENAFEM_WITH_MPI
+    if (mpi) {
+      const memory::Communicator comm;
+      if (comm.size() > 1) {
+        Setup setup;
+        comm.collective([&] { setup = make_scene(options.scene); });
+        memory::Pool pool(memory::device_resource(), {.name = program.name});
+        memory::Arena arena(pool, {"step", 16 << 20, 0});
+        if (setup.dimension == 2) {
+          run_distributed<2>(setup, options, comm, pool, arena);
+        } else {
+          run_distributed<3>(setup, options, comm, pool, arena);
+        }
+        return 0;
+      }
+    }
+#endif
     std::optional<Checkpoint> resume;
     if (!options.restart.empty()) {
       resume = read_checkpoint(options.restart);
@@ -185,6 +293,21 @@ int run_command_line(int argc, char** argv, const Program& program) {
     }
     return 0;
   } catch (const std::exception& error) {
+#ifdef ARENAFEM_WITH_MPI
+    if (mpi) {
+      // Every rank has a collective error and rank 0 reports it; any other error is this rank's
+      // alone while the others may wait for it: report it and stop them all.
+      const memory::Communicator comm;
+      if (dynamic_cast<const memory::CollectiveError*>(&error) == nullptr) {
+        std::fprintf(stderr, "rank %d: %s\n", comm.rank(), error.what());
+        MPI_Abort(comm.handle(), 1);
+      }
+      if (comm.rank() == 0) {
+        std::fprintf(stderr, "%s\n", error.what());
+      }
+      return 1;
+    }
+#endif
     std::fprintf(stderr, "%s\n", error.what());
     return 1;
   }
