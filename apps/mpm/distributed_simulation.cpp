@@ -97,8 +97,11 @@ std::vector<Slab> cut_slabs(const Setup& setup, int ranks) {
       std::int32_t cut = 0;
       if (total > 0) {
         const std::int64_t share = total * (r + 1) / ranks;
-        cut = static_cast<std::int32_t>(std::lower_bound(below.begin(), below.end(), share) -
-                                        below.begin());
+        // Where no particle lies between several candidate cuts, the middle of them (stacked
+        // bodies: the slabs then split the empty grid between them too).
+        const auto low = std::lower_bound(below.begin(), below.end(), share);
+        const auto high = std::upper_bound(low, below.end(), *low);
+        cut = static_cast<std::int32_t>((low - below.begin()) + (high - 1 - low) / 2);
       } else {
         cut = static_cast<std::int32_t>(static_cast<std::int64_t>(layers) * (r + 1) / ranks);
       }
@@ -146,6 +149,14 @@ public:
   geometry::Grid<D> whole_grid_;
   std::int32_t cells_per_layer_ = 1;
   bool external_forces_ = false;
+  /// Whether some face of the whole box is open (particles may leave it).
+  bool open_box_ = false;
+  /// The box's origin along the slabs' axis, one over the cell size, and this slab's layers
+  /// shrunk by a margin that no rounding crosses (particles between them are this rank's).
+  double slab_origin_ = 0.0;
+  double inverse_cell_size_ = 1.0;
+  double inner_first_ = 0.0;
+  double inner_last_ = 0.0;
   std::unique_ptr<Simulation<D>> simulation_;
   std::int64_t left_ = 0;
   TrafficReport traffic_;
@@ -265,10 +276,17 @@ DistributedState<D>::DistributedState(const Setup& setup, const memory::Communic
     : comm_(&comm),
       slabs_(checked_slabs<D>(setup, comm)),
       whole_grid_(whole_grid<D>(setup)),
-      external_forces_(setup.external_forces) {
+      external_forces_(setup.external_forces),
+      open_box_(std::any_of(setup.boundaries.begin(), setup.boundaries.begin() + 2 * D,
+                            [](Boundary b) { return b == Boundary::open; })) {
   for (int d = 0; d + 1 < D; ++d) {
     cells_per_layer_ *= setup.cells(d);
   }
+  const Slab mine = slabs_[static_cast<std::size_t>(comm.rank())];
+  slab_origin_ = setup.origin[D - 1];
+  inverse_cell_size_ = 1.0 / setup.cell_size();
+  inner_first_ = mine.first + 1e-6;
+  inner_last_ = mine.last - 1e-6;
   const auto ranks = static_cast<std::size_t>(comm.size());
   send_counts_.assign(ranks, 0);
   receive_counts_.assign(ranks, 0);
@@ -353,11 +371,21 @@ void DistributedState<D>::migrate() {
     const auto destinations = destinations_.view();
     std::fill(send_counts_.begin(), send_counts_.end(), 0);
     for (std::size_t p = 0; p < n; ++p) {
-      const int to = owner(&views.positions[p * D]);
+      // Most particles stay well inside the slab along its axis: one product tells.
+      const double layer = (views.positions[p * D + D - 1] - slab_origin_) * inverse_cell_size_;
+      const int to = !open_box_ && layer > inner_first_ && layer < inner_last_
+                         ? me
+                         : owner(&views.positions[p * D]);
       destinations[p] = to;
       flags[p] = to == me ? 0 : 1;
       leaving += flags[p];
       if (to < 0) {
+        if (!open_box_) {
+          throw Error("DistributedSimulation: particle " + std::to_string(numbers_.view()[p]) +
+                      " is outside the closed box (at " + std::to_string(views.positions[p * D]) +
+                      ", " + std::to_string(views.positions[p * D + 1]) +
+                      " ...): the run has blown up; reduce Setup.dt or Setup.cfl");
+        }
         ++left_;  // left the box through an open face
       } else if (to != me) {
         ++send_counts_[static_cast<std::size_t>(to)];

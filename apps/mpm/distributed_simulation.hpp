@@ -59,7 +59,8 @@ struct TrafficReport {
 int min_slab_layers(const Setup& setup);
 
 /// The slabs of `ranks` ranks over `setup`'s grid: whole cell layers along the last axis, at
-/// least min_slab_layers() each, cut where the initial particles split most evenly. Throws
+/// least min_slab_layers() each, cut where the initial particles split most evenly (in the middle
+/// of the empty layers where several cuts split them the same). Throws
 /// afem::Error when the grid has too few layers for that many ranks.
 std::vector<Slab> cut_slabs(const Setup& setup, int ranks);
 

@@ -248,6 +248,22 @@ TEST_F(DistributedMpm, RefusesWhatItCannotRunOnEveryRank) {
     differs.particles.velocities[0] += comm_.rank() == 1 ? 1.0 : 0.0;
     expect_refused(differs, "different setups");
   }
+  // A particle outside a closed box (a run that blew up) stops every rank with its number.
+  {
+    DistributedSimulation<2> simulation(scene(SceneKind::sand_column, 2, GridBasis::q1), comm_,
+                                        pool_, arena_);
+    const ParticleViews views = simulation.local().particle_views();
+    if (comm_.rank() == 0 && !views.positions.empty()) {
+      views.positions[1] = std::nan("");
+    }
+    try {
+      simulation.step();
+      ADD_FAILURE() << "a particle outside the closed box went unnoticed";
+    } catch (const memory::CollectiveError& error) {
+      EXPECT_NE(std::string(error.what()).find("outside the closed box"), std::string::npos)
+          << error.what();
+    }
+  }
   // A rank that cannot take the particles arriving stops every rank.
   if (comm_.size() > 1) {
     const mpm::Setup setup = scene(SceneKind::dam_break, 2, GridBasis::q1);

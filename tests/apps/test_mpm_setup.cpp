@@ -9,6 +9,8 @@
 #include <iterator>
 #include <span>
 #include <string>
+#include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "arenafem/apps/mpm/checkpoint.hpp"
@@ -493,6 +495,91 @@ TEST_F(MpmSetupTest, ABadCheckpointIsRefusedAndChangesNothing) {
   // The good one loads.
   simulation.load_checkpoint(path);
   EXPECT_EQ(simulation.steps_taken(), 5);
+}
+
+/// A border sum that records what a step hands it and adds nothing (or throws, when asked).
+class RecordingBorderSum final : public BorderSum {
+public:
+  void add_shared(memory::ArrayView<double> mass, memory::ArrayView<double> momentum) override {
+    if (fail) {
+      throw Error("border sum: the other process left");
+    }
+    calls.emplace_back(mass.size(), momentum.size());
+  }
+  std::vector<std::pair<std::size_t, std::size_t>> calls;
+  bool fail = false;
+};
+
+TEST_F(MpmSetupTest, ABorderSumIsCalledTwicePerStepWithTheWholeGrid) {
+  const mpm::Setup setup = two_materials();
+  Simulation<2> plain(setup, *pool_, *arena_);
+  Simulation<2> summed(setup, *pool_, *arena_);
+  RecordingBorderSum sum;
+  summed.set_border_sum(&sum);
+  for (int s = 0; s < 5; ++s) {
+    plain.step();
+    summed.step();
+  }
+  // Q1 nodes of 32 x 16 cells: the mass and momentum after particle-to-grid, the remapped
+  // momentum alone in grid-to-particle; adding nothing changes nothing.
+  const std::size_t nodes = 33 * 17;
+  ASSERT_EQ(sum.calls.size(), 10U);
+  EXPECT_EQ(sum.calls[0], std::make_pair(nodes, 2 * nodes));
+  EXPECT_EQ(sum.calls[1], std::make_pair(std::size_t{0}, 2 * nodes));
+  expect_same_state(summed.particles(), plain.particles());
+  // A captured step cannot call out.
+  EXPECT_NE(error_of([&] { summed.set_step_mode(StepMode::captured); }).find("border sum"),
+            std::string::npos);
+  // A border sum that throws stops the step with its message.
+  sum.fail = true;
+  EXPECT_NE(error_of([&] { summed.step(); }).find("the other process left"), std::string::npos);
+  summed.set_border_sum(nullptr);
+  plain.set_step_mode(StepMode::captured);
+  EXPECT_NE(error_of([&] { plain.set_border_sum(&sum); }).find("StepMode::direct"),
+            std::string::npos);
+}
+
+TEST_F(MpmSetupTest, ParticlesMovedThroughSlotsKeepTheirHistory) {
+  // A run of 10 steps moved whole into a second simulation through add_particle_slots continues
+  // bitwise as the first: the affine velocities and deformations come along (add_particles
+  // would restart them).
+  const mpm::Setup setup = two_materials();
+  Simulation<2> first(setup, *pool_, *arena_);
+  Simulation<2> second(setup, *pool_, *arena_);
+  for (int s = 0; s < 10; ++s) {
+    first.step();
+  }
+  const auto n = static_cast<std::size_t>(first.particle_count());
+  auto everyone = memory::borrow_temporary<std::uint8_t>(*pool_, n, "test.flags");
+  const std::vector<std::uint8_t> ones(n, 1);
+  memory::copy_to_device(everyone.view(), std::span<const std::uint8_t>(ones), pool_->stream());
+  second.remove_particles(everyone.view());
+  ASSERT_EQ(second.particle_count(), 0);
+  EXPECT_NE(error_of([&] {
+              (void)second.add_particle_slots(first.capacity() + 1);
+            }).find("exceed the capacity"),
+            std::string::npos);
+  EXPECT_EQ(second.particle_count(), 0);
+  const ParticleViews to = second.add_particle_slots(static_cast<std::int32_t>(n));
+  const ParticleViews from = first.particle_views();
+  const auto move = [this](auto source, auto target) {
+    using T = std::remove_const_t<typename decltype(source)::value_type>;
+    std::vector<T> host(source.size());
+    memory::copy_to_host(std::span<T>(host), source, pool_->stream());
+    memory::copy_to_device(target, std::span<const T>(host), pool_->stream());
+  };
+  move(from.positions, to.positions);
+  move(from.velocities, to.velocities);
+  move(from.affine, to.affine);
+  move(from.deformation, to.deformation);
+  move(from.volumes, to.volumes);
+  move(from.materials, to.materials);
+  pool_->stream().synchronize();
+  for (int s = 0; s < 10; ++s) {
+    first.step();
+    second.step();
+  }
+  expect_same_state(second.particles(), first.particles());
 }
 
 }  // namespace
