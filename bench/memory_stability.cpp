@@ -638,6 +638,7 @@ int run_distributed(const Options& options, const memory::Communicator& comm) {
     last_mallocs = step_mallocs;
     last_mpi_mallocs = step_mpi_mallocs;
     std::vector<std::vector<std::int64_t>> columns;
+    columns.reserve(row.size());
     for (const std::int64_t value : row) {
       columns.push_back(comm.all_gather(value));
     }

@@ -138,6 +138,8 @@ public:
 
   /// The rank whose slab holds `x` (D values), or -1 outside the grid.
   [[nodiscard]] int owner(const double* x) const;
+  /// Entries of a particle's D x D matrix, as a pointer offset.
+  static constexpr std::ptrdiff_t matrix_size = std::ptrdiff_t{D} * D;
   /// Values per particle in a message: number, position, velocity, affine, deformation, volume,
   /// material[, force].
   [[nodiscard]] std::size_t record_width() const {
@@ -277,7 +279,8 @@ DistributedState<D>::DistributedState(const Setup& setup, const memory::Communic
       slabs_(checked_slabs<D>(setup, comm)),
       whole_grid_(whole_grid<D>(setup)),
       external_forces_(setup.external_forces),
-      open_box_(std::any_of(setup.boundaries.begin(), setup.boundaries.begin() + 2 * D,
+      open_box_(std::any_of(setup.boundaries.begin(),
+                            setup.boundaries.begin() + std::ptrdiff_t{2} * D,
                             [](Boundary b) { return b == Boundary::open; })) {
   for (int d = 0; d + 1 < D; ++d) {
     cells_per_layer_ *= setup.cells(d);
@@ -474,9 +477,9 @@ void DistributedState<D>::migrate() {
       std::copy_n(record, D, &slots.velocities[p * D]);
       record += D;
       std::copy_n(record, D * D, &slots.affine[p * D * D]);
-      record += D * D;
+      record += matrix_size;
       std::copy_n(record, D * D, &slots.deformation[p * D * D]);
-      record += D * D;
+      record += matrix_size;
       slots.volumes[p] = *record++;
       slots.materials[p] = static_cast<std::int32_t>(*record++);
       if (external_forces_) {
@@ -564,9 +567,9 @@ ParticleState DistributedState<D>::gather(int root) const {
       records.push_back(static_cast<double>(numbers[p]));
       records.insert(records.end(), &mine.positions[p * D], &mine.positions[p * D] + D);
       records.insert(records.end(), &mine.velocities[p * D], &mine.velocities[p * D] + D);
-      records.insert(records.end(), &mine.affine[p * D * D], &mine.affine[p * D * D] + D * D);
+      records.insert(records.end(), &mine.affine[p * D * D], &mine.affine[p * D * D] + matrix_size);
       records.insert(records.end(), &mine.deformation[p * D * D],
-                     &mine.deformation[p * D * D] + D * D);
+                     &mine.deformation[p * D * D] + matrix_size);
       records.push_back(mine.masses[p]);
       records.push_back(static_cast<double>(mine.materials[p]));
     }
@@ -590,10 +593,10 @@ ParticleState DistributedState<D>::gather(int root) const {
     at += D;
     state.velocities.insert(state.velocities.end(), at, at + D);
     at += D;
-    state.affine.insert(state.affine.end(), at, at + D * D);
-    at += D * D;
-    state.deformation.insert(state.deformation.end(), at, at + D * D);
-    at += D * D;
+    state.affine.insert(state.affine.end(), at, at + matrix_size);
+    at += matrix_size;
+    state.deformation.insert(state.deformation.end(), at, at + matrix_size);
+    at += matrix_size;
     state.masses.push_back(*at++);
     state.materials.push_back(static_cast<std::int32_t>(*at));
   }

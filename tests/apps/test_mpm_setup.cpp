@@ -522,7 +522,7 @@ TEST_F(MpmSetupTest, ABorderSumIsCalledTwicePerStepWithTheWholeGrid) {
   }
   // Q1 nodes of 32 x 16 cells: the mass and momentum after particle-to-grid, the remapped
   // momentum alone in grid-to-particle; adding nothing changes nothing.
-  const std::size_t nodes = 33 * 17;
+  const std::size_t nodes = std::size_t{33} * 17;
   ASSERT_EQ(sum.calls.size(), 10U);
   EXPECT_EQ(sum.calls[0], std::make_pair(nodes, 2 * nodes));
   EXPECT_EQ(sum.calls[1], std::make_pair(std::size_t{0}, 2 * nodes));
