@@ -25,6 +25,7 @@
 
 #include "arenafem/apps/mpm/options.hpp"
 #ifdef ARENAFEM_WITH_MPI
+#include "arenafem/apps/common/rank_errors.hpp"
 #include "arenafem/apps/mpm/distributed_simulation.hpp"
 #include "arenafem/memory/communicator.hpp"
 #endif
@@ -341,6 +342,41 @@ apps::mpm::ParticleBatch emitter_block(const apps::mpm::Setup& setup, int partic
   return block;
 }
 
+/// What memory_stability watches after the warm-up: the pool's upstream allocations and frees
+/// since the warm-up's last step, the range of its reserved bytes from then on, and the time.
+struct AfterWarmup {
+  std::uint64_t warm_allocations = 0;
+  std::uint64_t warm_frees = 0;
+  std::size_t reserved_min = 0;
+  std::size_t reserved_max = 0;
+  std::chrono::steady_clock::time_point start;
+
+  /// Called after every step; returns whether `step` ended the warm-up.
+  bool after_step(std::int64_t step, std::int64_t warmup, const memory::PoolStats& stats) {
+    if (step == warmup) {
+      warm_allocations = stats.upstream_allocations;
+      warm_frees = stats.upstream_frees;
+      reserved_min = reserved_max = stats.reserved_bytes;
+      start = std::chrono::steady_clock::now();
+      return true;
+    }
+    if (step > warmup) {
+      reserved_min = std::min(reserved_min, stats.reserved_bytes);
+      reserved_max = std::max(reserved_max, stats.reserved_bytes);
+    }
+    return false;
+  }
+  [[nodiscard]] std::uint64_t allocations(const memory::PoolStats& stats) const {
+    return stats.upstream_allocations - warm_allocations;
+  }
+  [[nodiscard]] std::uint64_t frees(const memory::PoolStats& stats) const {
+    return stats.upstream_frees - warm_frees;
+  }
+  [[nodiscard]] double seconds() const {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  }
+};
+
 template <int D>
 int run(const Options& options) {
   apps::mpm::Setup scene = apps::mpm::make_scene(options.scene);
@@ -393,10 +429,7 @@ int run(const Options& options) {
   std::uint64_t last_step_allocations = 0;
   std::uint64_t warm_step_allocations = 0;
   std::uint64_t last_upstream = pool.stats().upstream_allocations;
-  std::uint64_t warm_allocations = 0;
-  std::uint64_t warm_frees = 0;
-  std::size_t reserved_min = 0;
-  std::size_t reserved_max = 0;
+  AfterWarmup watch;
   double warm_rss = 0.0;
   const auto record = [&](std::int64_t step) {
     const memory::PoolStats stats = pool.stats();
@@ -427,8 +460,6 @@ int run(const Options& options) {
   };
 
   record(0);
-  using Clock = std::chrono::steady_clock;
-  Clock::time_point measured_start;
   for (std::int64_t step = 1; step <= options.steps; ++step) {
     const std::uint64_t before = malloc_calls.load(std::memory_order_relaxed);
     if (options.emit_drain && step % emit_period == 0 &&
@@ -453,26 +484,20 @@ int run(const Options& options) {
         malloc_calls.load(std::memory_order_relaxed) - before;
     fewest = std::min(fewest, simulation.particle_count());
     most = std::max(most, simulation.particle_count());
-    const memory::PoolStats stats = pool.stats();
-    if (step == options.warmup) {
+    if (watch.after_step(step, options.warmup, pool.stats())) {
       warm_step_allocations = step_allocations;
-      warm_allocations = stats.upstream_allocations;
-      warm_frees = stats.upstream_frees;
-      reserved_min = reserved_max = stats.reserved_bytes;
       warm_rss = host_rss_bytes();
-      measured_start = Clock::now();
-    } else if (step > options.warmup) {
-      reserved_min = std::min(reserved_min, stats.reserved_bytes);
-      reserved_max = std::max(reserved_max, stats.reserved_bytes);
     }
     if (step % options.every == 0 || step == options.steps) {
       record(step);
     }
   }
-  const double seconds = std::chrono::duration<double>(Clock::now() - measured_start).count();
+  const double seconds = watch.seconds();
   const memory::PoolStats stats = pool.stats();
-  const std::uint64_t allocations = stats.upstream_allocations - warm_allocations;
-  const std::uint64_t frees = stats.upstream_frees - warm_frees;
+  const std::uint64_t allocations = watch.allocations(stats);
+  const std::uint64_t frees = watch.frees(stats);
+  const std::size_t reserved_min = watch.reserved_min;
+  const std::size_t reserved_max = watch.reserved_max;
   const std::uint64_t mallocs = step_allocations - warm_step_allocations;
   // On the CPU backend a step calls no host allocator either (on CUDA the runtime may).
   const bool flat = allocations == 0 && frees == 0 && reserved_min == reserved_max &&
@@ -605,12 +630,9 @@ int run_distributed(const Options& options, const memory::Communicator& comm) {
   std::uint64_t last_upstream = pool.stats().upstream_allocations;
   std::uint64_t last_mallocs = 0;
   std::uint64_t last_mpi_mallocs = 0;
-  std::uint64_t warm_upstream = 0;
-  std::uint64_t warm_frees = 0;
+  AfterWarmup watch;
   std::uint64_t warm_mallocs = 0;
   std::uint64_t warm_mpi_mallocs = 0;
-  std::size_t reserved_min = 0;
-  std::size_t reserved_max = 0;
   // Every rank's value of `value` as text: "a/b/c".
   const auto per_rank = [&comm](std::int64_t value) {
     std::string text;
@@ -677,37 +699,27 @@ int run_distributed(const Options& options, const memory::Communicator& comm) {
     std::fflush(stdout);
   };
   record(0);
-  using Clock = std::chrono::steady_clock;
-  Clock::time_point measured_start;
   for (std::int64_t step = 1; step <= options.steps; ++step) {
     const std::uint64_t before = malloc_calls.load(std::memory_order_relaxed);
     const std::uint64_t before_mpi = mpi_malloc_calls.load(std::memory_order_relaxed);
     simulation.step();
     step_mallocs += malloc_calls.load(std::memory_order_relaxed) - before;
     step_mpi_mallocs += mpi_malloc_calls.load(std::memory_order_relaxed) - before_mpi;
-    const memory::PoolStats stats = pool.stats();
-    if (step == options.warmup) {
-      warm_upstream = stats.upstream_allocations;
-      warm_frees = stats.upstream_frees;
+    if (watch.after_step(step, options.warmup, pool.stats())) {
       warm_mallocs = step_mallocs;
       warm_mpi_mallocs = step_mpi_mallocs;
-      reserved_min = reserved_max = stats.reserved_bytes;
-      measured_start = Clock::now();
-    } else if (step > options.warmup) {
-      reserved_min = std::min(reserved_min, stats.reserved_bytes);
-      reserved_max = std::max(reserved_max, stats.reserved_bytes);
     }
     if (step % options.every == 0 || step == options.steps) {
       record(step);
     }
   }
-  const double seconds = std::chrono::duration<double>(Clock::now() - measured_start).count();
+  const double seconds = watch.seconds();
   const memory::PoolStats stats = pool.stats();
-  const auto upstream = static_cast<std::int64_t>(stats.upstream_allocations - warm_upstream);
-  const auto frees = static_cast<std::int64_t>(stats.upstream_frees - warm_frees);
+  const auto upstream = static_cast<std::int64_t>(watch.allocations(stats));
+  const auto frees = static_cast<std::int64_t>(watch.frees(stats));
   const auto mallocs = static_cast<std::int64_t>(step_mallocs - warm_mallocs);
   const auto mpi_mallocs = static_cast<std::int64_t>(step_mpi_mallocs - warm_mpi_mallocs);
-  const auto reserved_change = static_cast<std::int64_t>(reserved_max - reserved_min);
+  const auto reserved_change = static_cast<std::int64_t>(watch.reserved_max - watch.reserved_min);
   const bool flat = upstream == 0 && frees == 0 && reserved_change == 0 && mallocs == 0;
   const std::int64_t flat_ranks = comm.sum(std::int64_t{flat ? 1 : 0});
   const apps::mpm::TrafficReport traffic = simulation.traffic();
@@ -785,10 +797,8 @@ int main(int argc, char** argv) {
     return options.scene.dimension == 2 ? run<2>(options) : run<3>(options);
   } catch (const std::exception& error) {
 #ifdef ARENAFEM_WITH_MPI
-    if (mpi && dynamic_cast<const memory::CollectiveError*>(&error) == nullptr) {
-      // This rank's error alone while the others may wait for it: stop them all.
-      std::fprintf(stderr, "%s\n", error.what());
-      MPI_Abort(MPI_COMM_WORLD, 2);
+    if (mpi) {
+      return apps::report_rank_error(error, 2);
     }
 #endif
     std::fprintf(stderr, "%s\n", error.what());

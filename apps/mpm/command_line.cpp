@@ -15,6 +15,7 @@
 
 #include "arenafem/apps/mpm/checkpoint.hpp"
 #ifdef ARENAFEM_WITH_MPI
+#include "arenafem/apps/common/rank_errors.hpp"
 #include "arenafem/apps/mpm/distributed_simulation.hpp"
 #include "arenafem/memory/communicator.hpp"
 #endif
@@ -295,17 +296,7 @@ int run_command_line(int argc, char** argv, const Program& program) {
   } catch (const std::exception& error) {
 #ifdef ARENAFEM_WITH_MPI
     if (mpi) {
-      // Every rank has a collective error and rank 0 reports it; any other error is this rank's
-      // alone while the others may wait for it: report it and stop them all.
-      const memory::Communicator comm;
-      if (dynamic_cast<const memory::CollectiveError*>(&error) == nullptr) {
-        std::fprintf(stderr, "rank %d: %s\n", comm.rank(), error.what());
-        MPI_Abort(comm.handle(), 1);
-      }
-      if (comm.rank() == 0) {
-        std::fprintf(stderr, "%s\n", error.what());
-      }
-      return 1;
+      return apps::report_rank_error(error, 1);
     }
 #endif
     std::fprintf(stderr, "%s\n", error.what());

@@ -186,19 +186,6 @@ private:
   void migrate();
 };
 
-template <int D>
-geometry::Grid<D> whole_grid(const Setup& setup) {
-  std::array<double, D> origin{};
-  std::array<double, D> size{};
-  std::array<std::int32_t, D> resolution{};
-  for (std::size_t d = 0; d < D; ++d) {
-    origin[d] = setup.origin[d];
-    size[d] = setup.cell_size();
-    resolution[d] = setup.cells(static_cast<int>(d));
-  }
-  return geometry::Grid<D>(origin, size, resolution);
-}
-
 /// Checks `setup` for a distributed run (the same on every rank), then cuts its slabs.
 template <int D>
 std::vector<Slab> checked_slabs(const Setup& setup, const memory::Communicator& comm) {
@@ -277,7 +264,7 @@ DistributedState<D>::DistributedState(const Setup& setup, const memory::Communic
                                       const DistributedOptions& options)
     : comm_(&comm),
       slabs_(checked_slabs<D>(setup, comm)),
-      whole_grid_(whole_grid<D>(setup)),
+      whole_grid_(setup_grid<D>(setup)),
       external_forces_(setup.external_forces),
       open_box_(std::any_of(setup.boundaries.begin(),
                             setup.boundaries.begin() + std::ptrdiff_t{2} * D,

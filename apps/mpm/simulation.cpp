@@ -348,15 +348,7 @@ geometry::Grid<D> make_grid(const Setup& setup) {
   AFEM_EXPECTS(setup.dimension == D, "Simulation<" + std::to_string(D) + ">: Setup.dimension is " +
                                          std::to_string(setup.dimension));
   validate_setup(setup);
-  std::array<double, D> origin{};
-  std::array<double, D> size{};
-  std::array<std::int32_t, D> resolution{};
-  for (std::size_t d = 0; d < D; ++d) {
-    origin[d] = setup.origin[d];
-    size[d] = setup.cell_size();
-    resolution[d] = setup.cells(static_cast<int>(d));
-  }
-  return geometry::Grid<D>(origin, size, resolution);
+  return setup_grid<D>(setup);
 }
 
 /// The setup a simulation keeps: no particles, the time step and the capacity resolved.
