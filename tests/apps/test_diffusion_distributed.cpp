@@ -11,7 +11,7 @@
 #include "arenafem/geometry/gmsh.hpp"
 #include "arenafem/memory/communicator.hpp"
 #include "arenafem/memory/device_resource.hpp"
-#include "support/fault_injection.hpp"
+#include "support/rank_faults.hpp"
 
 namespace afem::apps::diffusion {
 namespace {
@@ -90,34 +90,11 @@ TEST_F(DistributedDiffusion, AFailedAllocationOnOneRankStopsEveryRank) {
   memory::Arena faulty_scratch(faulty.pool, {"step", 1 << 20, 0});
   memory::Pool& pool = comm_.rank() == faulty_rank ? faulty.pool : pool_;
   memory::Arena& scratch = comm_.rank() == faulty_rank ? faulty_scratch : scratch_;
-  int failures = 0;
-  for (int k = 1; k <= 400; ++k) {
-    if (comm_.rank() == faulty_rank) {
-      faulty.plan_fault(k);
-    }
-    bool failed = false;
-    try {
-      (void)solve_distributed<CellType::triangle, 1>(
-          comm_, comm_.rank() == 0 ? data : geometry::MeshData{}, Problem{}, pool, scratch);
-    } catch (const memory::CollectiveError& error) {
-      failed = true;
-      const std::string message = error.what();
-      EXPECT_EQ(message.rfind("rank " + std::to_string(faulty_rank) + ": ", 0), 0U) << message;
-      EXPECT_NE(message.find("fault injected"), std::string::npos) << message;
-    }
-    faulty.clear_fault();
-    // Every rank saw the same outcome (each rank stops the loop on its own outcome: they agree,
-    // or this fails on every rank).
-    const std::int64_t failed_ranks = comm_.sum(std::int64_t{failed ? 1 : 0});
-    EXPECT_TRUE(failed_ranks == 0 || failed_ranks == comm_.size()) << failed_ranks;
-    if (failed_ranks != 0 && failed_ranks != comm_.size()) {
-      break;
-    }
-    if (!failed) {
-      break;
-    }
-    ++failures;
-  }
+  const int failures =
+      test::fail_each_allocation_of_one_rank(comm_, faulty, faulty_rank, "fault injected", [&] {
+        (void)solve_distributed<CellType::triangle, 1>(
+            comm_, comm_.rank() == 0 ? data : geometry::MeshData{}, Problem{}, pool, scratch);
+      });
   EXPECT_GT(failures, 5);
 }
 

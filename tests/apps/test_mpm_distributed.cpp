@@ -13,7 +13,7 @@
 #include "arenafem/apps/mpm/scene.hpp"
 #include "arenafem/memory/communicator.hpp"
 #include "arenafem/memory/device_resource.hpp"
-#include "support/fault_injection.hpp"
+#include "support/rank_faults.hpp"
 
 namespace afem::apps::mpm {
 namespace {
@@ -295,30 +295,13 @@ TEST_F(DistributedMpm, AFailedAllocationOnOneRankStopsEveryRank) {
   memory::Arena faulty_arena(faulty.pool, {"step", 1 << 16, 0});
   memory::Pool& pool = comm_.rank() == faulty_rank ? faulty.pool : pool_;
   memory::Arena& arena = comm_.rank() == faulty_rank ? faulty_arena : arena_;
-  int failures = 0;
-  for (int k = 1; k <= 400; ++k) {
-    if (comm_.rank() == faulty_rank) {
-      faulty.plan_fault(k);
-    }
-    bool failed = false;
-    try {
-      DistributedSimulation<2> simulation(setup, comm_, pool, arena);
-      for (int s = 0; s < 3; ++s) {
-        simulation.step();
-      }
-    } catch (const memory::CollectiveError& error) {
-      failed = true;
-      const std::string message = error.what();
-      EXPECT_EQ(message.rfind("rank " + std::to_string(faulty_rank) + ": ", 0), 0U) << message;
-    }
-    faulty.clear_fault();
-    const std::int64_t failed_ranks = comm_.sum(std::int64_t{failed ? 1 : 0});
-    EXPECT_TRUE(failed_ranks == 0 || failed_ranks == comm_.size()) << failed_ranks;
-    if (failed_ranks != comm_.size()) {
-      break;
-    }
-    ++failures;
-  }
+  const int failures =
+      test::fail_each_allocation_of_one_rank(comm_, faulty, faulty_rank, "fault injected", [&] {
+        DistributedSimulation<2> simulation(setup, comm_, pool, arena);
+        for (int s = 0; s < 3; ++s) {
+          simulation.step();
+        }
+      });
   EXPECT_GT(failures, 5);
 }
 
