@@ -6,10 +6,13 @@
 // the same as CSV and an SVG plot, ends with a JSON summary, and exits with 1 when, after the
 // warm-up steps, any upstream allocation happened or the reserved bytes changed (on the CPU
 // backend also when a step that did not capture called the host's malloc).
+#include <dlfcn.h>
+#include <pthread.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
+#include <cerrno>
 #include <chrono>
 #include <cmath>
 #include <cstdint>
@@ -17,6 +20,7 @@
 #include <exception>
 #include <filesystem>
 #include <fstream>
+#include <new>
 #include <optional>
 #include <span>
 #include <string>
@@ -76,8 +80,8 @@ void* realloc(void* pointer, std::size_t size) {
 }
 
 #ifdef ARENAFEM_WITH_MPI
-// The MPI calls a distributed step makes, through MPI's profiling interface (each calls its
-// PMPI_ twin), marking the calling thread as inside MPI meanwhile.
+// The MPI calls a distributed step makes, and MPI's start, through MPI's profiling interface
+// (each calls its PMPI_ twin), marking the calling thread as inside MPI meanwhile.
 namespace {
 template <class Call>
 int in_mpi(Call&& call) {
@@ -86,9 +90,46 @@ int in_mpi(Call&& call) {
   --inside_mpi;
   return code;
 }
+
+/// What a thread that MPI starts runs: its mallocs are MPI's for its whole life.
+struct MpiThreadStart {
+  void* (*routine)(void*);
+  void* argument;
+};
+
+void* run_as_mpi_thread(void* raw) {
+  inside_mpi = 1;
+  const MpiThreadStart start = *static_cast<const MpiThreadStart*>(raw);
+  delete static_cast<const MpiThreadStart*>(raw);  // NOLINT(cppcoreguidelines-owning-memory)
+  return start.routine(start.argument);
+}
 }  // namespace
 
 extern "C" {
+// Threads created from inside MPI (its progress and event threads, started in MPI_Init_thread)
+// are marked as MPI's.
+int pthread_create(pthread_t* thread, const pthread_attr_t* attributes, void* (*routine)(void*),
+                   void* argument) {
+  using Create = int (*)(pthread_t*, const pthread_attr_t*, void* (*)(void*), void*);
+  static const auto next =
+      reinterpret_cast<Create>(dlsym(RTLD_NEXT, "pthread_create"));  // NOLINT(*-reinterpret-cast)
+  if (inside_mpi == 0) {
+    return next(thread, attributes, routine, argument);
+  }
+  // NOLINTNEXTLINE(cppcoreguidelines-owning-memory)
+  auto* start = new (std::nothrow) MpiThreadStart{routine, argument};
+  if (start == nullptr) {
+    return EAGAIN;
+  }
+  const int code = next(thread, attributes, run_as_mpi_thread, start);
+  if (code != 0) {
+    delete start;  // NOLINT(cppcoreguidelines-owning-memory)
+  }
+  return code;
+}
+int MPI_Init_thread(int* argc, char*** argv, int required, int* provided) {
+  return in_mpi([&] { return PMPI_Init_thread(argc, argv, required, provided); });
+}
 int MPI_Isend(const void* buffer, int count, MPI_Datatype type, int rank, int tag, MPI_Comm comm,
               MPI_Request* request) {
   return in_mpi([&] { return PMPI_Isend(buffer, count, type, rank, tag, comm, request); });

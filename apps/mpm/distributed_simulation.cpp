@@ -52,16 +52,35 @@ std::int64_t setup_hash(const Setup& setup) {
       hash = (hash ^ p[i]) * 1099511628211ULL;
     }
   };
+  const auto values = [&mix](const auto& vector) {
+    const auto size = static_cast<std::int64_t>(vector.size());
+    mix(&size, sizeof size);
+    mix(vector.data(), vector.size() * sizeof(vector[0]));
+  };
   mix(&setup.dimension, sizeof setup.dimension);
   mix(setup.origin.data(), sizeof setup.origin);
   mix(setup.extent.data(), sizeof setup.extent);
   mix(&setup.resolution, sizeof setup.resolution);
-  mix(&setup.boundary_cells, sizeof setup.boundary_cells);
+  mix(&setup.basis, sizeof setup.basis);
+  mix(setup.gravity.data(), sizeof setup.gravity);
   mix(setup.boundaries.data(), sizeof setup.boundaries);
-  const std::int64_t count = setup.particles.count();
-  mix(&count, sizeof count);
-  mix(setup.particles.positions.data(), setup.particles.positions.size() * sizeof(double));
-  mix(setup.particles.velocities.data(), setup.particles.velocities.size() * sizeof(double));
+  mix(&setup.boundary_cells, sizeof setup.boundary_cells);
+  for (const Material& m : setup.materials) {
+    mix(&m.kind, sizeof m.kind);
+    for (const double constant : {m.density, m.youngs_modulus, m.poisson_ratio,
+                                  m.friction_angle_degrees, m.bulk_modulus, m.tait_exponent}) {
+      mix(&constant, sizeof constant);
+    }
+  }
+  mix(&setup.dt, sizeof setup.dt);
+  mix(&setup.cfl, sizeof setup.cfl);
+  mix(&setup.capacity, sizeof setup.capacity);
+  mix(&setup.external_forces, sizeof setup.external_forces);
+  values(setup.particles.positions);
+  values(setup.particles.velocities);
+  values(setup.particles.volumes);
+  values(setup.particles.volume_ratios);
+  values(setup.particles.materials);
   return static_cast<std::int64_t>(hash >> 1U);
 }
 
@@ -222,7 +241,13 @@ inline Setup slab_setup(const Setup& setup, const std::vector<Slab>& slabs, int 
   local.particles = ParticleBatch{};
   const double h = setup.cell_size();
   local.origin[axis] = setup.origin[axis] + slab.first * h;
-  local.extent[axis] = (slab.last - slab.first) * h;
+  // The last slab ends where the box does (the serial run's upper wall), the others a whole
+  // number of cells up.
+  const bool last = rank + 1 == static_cast<int>(slabs.size());
+  local.extent[axis] = last ? setup.origin[axis] + setup.extent[axis] - local.origin[axis]
+                            : (slab.last - slab.first) * h;
+  const double low = local.origin[axis];
+  const double high = local.origin[axis] + (slab.last - slab.first) * h;
   if (rank > 0) {
     local.boundaries[2 * axis] = Boundary::open;
   }
@@ -239,7 +264,9 @@ inline Setup slab_setup(const Setup& setup, const std::vector<Slab>& slabs, int 
     }
     numbers.push_back(static_cast<std::int64_t>(p));
     for (std::size_t d = 0; d < dim; ++d) {
-      local.particles.positions.push_back(all.positions[p * dim + d]);
+      // A particle on a cut may round an ulp outside the slab that owns it: it moves onto it.
+      const double x = all.positions[p * dim + d];
+      local.particles.positions.push_back(d == axis ? std::clamp(x, low, high) : x);
       local.particles.velocities.push_back(all.velocities[p * dim + d]);
     }
     local.particles.volumes.push_back(all.volumes[p]);
@@ -363,7 +390,11 @@ void DistributedState<D>::migrate() {
     for (std::size_t p = 0; p < n; ++p) {
       // Most particles stay well inside the slab along its axis: one product tells.
       const double layer = (views.positions[p * D + D - 1] - slab_origin_) * inverse_cell_size_;
-      const int to = !open_box_ && layer > inner_first_ && layer < inner_last_
+      bool finite = true;
+      for (int d = 0; d < D; ++d) {
+        finite = finite && std::isfinite(views.positions[p * D + d]);
+      }
+      const int to = finite && !open_box_ && layer > inner_first_ && layer < inner_last_
                          ? me
                          : owner(&views.positions[p * D]);
       destinations[p] = to;
@@ -482,12 +513,20 @@ void DistributedState<D>::step() {
   const memory::Communicator& comm = *comm_;
   try {
     migrate();
+    const std::int64_t removed = simulation_->particles_left();
     simulation_->step();
+    // Every particle is in its slab after the migration: one the slab's own step removed (off
+    // its grid by more than rounding) would leave the particle numbers behind.
+    AFEM_EXPECTS(simulation_->particles_left() == removed,
+                 "DistributedSimulation: the slab's step removed " +
+                     std::to_string(simulation_->particles_left() - removed) +
+                     " particles that the migration placed in it");
   } catch (const memory::CollectiveError&) {
     throw;
   } catch (const std::exception& error) {
     // The other ranks wait in the next check of the step (a border sum's or the one below).
-    comm.raise_if_any_failed(error.what());
+    const std::string message = error.what();
+    comm.raise_if_any_failed(message.empty() ? "an exception without a message" : message);
     throw;
   }
   comm.raise_if_any_failed(std::string());
@@ -497,14 +536,14 @@ template <int D>
 void DistributedState<D>::add_shared(memory::ArrayView<double> mass,
                                      memory::ArrayView<double> momentum) {
   const memory::Communicator& comm = *comm_;
-  // A rank that failed earlier in the step waits here (see step()).
-  comm.raise_if_any_failed(std::string());
-  const std::size_t nodes = shared_layers_ * layer_nodes_;
   AFEM_EXPECTS(momentum.size() == node_layers_ * layer_nodes_ * D &&
                    (mass.empty() || mass.size() == node_layers_ * layer_nodes_),
                "DistributedSimulation: a border sum of " + std::to_string(momentum.size()) +
                    " momentum values for " + std::to_string(node_layers_ * layer_nodes_) +
                    " nodes");
+  // A rank that failed earlier in the step waits here (see step()).
+  comm.raise_if_any_failed(std::string());
+  const std::size_t nodes = shared_layers_ * layer_nodes_;
   const std::size_t count = nodes * (D + (mass.empty() ? 0 : 1));
   const std::array<std::size_t, 2> first_node{0, (node_layers_ - shared_layers_) * layer_nodes_};
   for (std::size_t side = 0; side < 2; ++side) {
