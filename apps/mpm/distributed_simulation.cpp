@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <array>
+#include <climits>
 #include <cmath>
 #include <cstring>
 #include <functional>
@@ -439,13 +440,21 @@ void DistributedState<D>::migrate() {
   const std::int64_t arriving =
       std::accumulate(receive_counts_.begin(), receive_counts_.end(), std::int64_t{0});
   const std::int64_t after = static_cast<std::int64_t>(n) - leaving + arriving;
+  // MPI counts are ints: one message holds at most INT32_MAX values.
+  const std::int64_t largest =
+      std::max(*std::max_element(send_counts_.begin(), send_counts_.end()),
+               *std::max_element(receive_counts_.begin(), receive_counts_.end()));
+  const bool too_large = largest > INT32_MAX / static_cast<std::int64_t>(width);
   comm.raise_if_any_failed(
       after > simulation_->capacity()
           ? "DistributedSimulation: " + std::to_string(arriving) + " particles arrive at rank " +
                 std::to_string(me) + ", which would then hold " + std::to_string(after) +
                 ", more than its capacity of " + std::to_string(simulation_->capacity()) +
                 " (DistributedOptions::rank_capacity)"
-          : std::string());
+      : too_large ? "DistributedSimulation: rank " + std::to_string(me) + " trades " +
+                        std::to_string(largest) +
+                        " particles with one rank in a step, more than an MPI message holds"
+                  : std::string());
   send_ranges_.clear();
   receive_ranges_.clear();
   std::int64_t sent = 0;
