@@ -55,22 +55,6 @@ std::int32_t Setup::cells(int axis) const {
       std::lround(extent[static_cast<std::size_t>(axis)] / cell_size()));
 }
 
-template <int D>
-geometry::Grid<D> setup_grid(const Setup& setup) {
-  std::array<double, D> origin{};
-  std::array<double, D> size{};
-  std::array<std::int32_t, D> resolution{};
-  for (std::size_t d = 0; d < D; ++d) {
-    origin[d] = setup.origin[d];
-    size[d] = setup.cell_size();
-    resolution[d] = setup.cells(static_cast<int>(d));
-  }
-  return geometry::Grid<D>(origin, size, resolution);
-}
-
-template geometry::Grid<2> setup_grid<2>(const Setup& setup);
-template geometry::Grid<3> setup_grid<3>(const Setup& setup);
-
 double Setup::time_step() const {
   if (dt > 0.0) {
     return dt;

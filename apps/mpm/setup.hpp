@@ -12,7 +12,6 @@
 #include <vector>
 
 #include "arenafem/apps/mpm/material.hpp"
-#include "arenafem/geometry/grid.hpp"
 
 namespace afem::apps::mpm {
 
@@ -101,11 +100,6 @@ struct Setup {
 /// materials or with an open face, a time step or CFL number that is not positive, a capacity
 /// below the initial count, or initial particles that fail check_particles().
 void validate_setup(const Setup& setup);
-
-/// The grid `setup` describes (D of its axes): cubes of cell_size() from `origin`, cells(d) of
-/// them along axis d. Does not validate the setup.
-template <int D>
-geometry::Grid<D> setup_grid(const Setup& setup);
 
 /// Throws afem::Error naming `what` and the field when `batch` has arrays of different lengths,
 /// a position outside the domain box, a volume or volume ratio that is not positive, or a

@@ -44,6 +44,22 @@
 
 namespace afem::apps::mpm {
 
+template <int D>
+geometry::Grid<D> setup_grid(const Setup& setup) {
+  std::array<double, D> origin{};
+  std::array<double, D> size{};
+  std::array<std::int32_t, D> resolution{};
+  for (std::size_t d = 0; d < D; ++d) {
+    origin[d] = setup.origin[d];
+    size[d] = setup.cell_size();
+    resolution[d] = setup.cells(static_cast<int>(d));
+  }
+  return geometry::Grid<D>(origin, size, resolution);
+}
+
+template geometry::Grid<2> setup_grid<2>(const Setup& setup);
+template geometry::Grid<3> setup_grid<3>(const Setup& setup);
+
 namespace detail {
 
 template <int D>

@@ -18,6 +18,7 @@
 
 #include "arenafem/apps/mpm/material.hpp"
 #include "arenafem/apps/mpm/setup.hpp"
+#include "arenafem/geometry/grid.hpp"
 #include "arenafem/geometry/mesh_data.hpp"
 #include "arenafem/memory/arena.hpp"
 #include "arenafem/memory/array_view.hpp"
@@ -118,6 +119,11 @@ protected:
   BorderSum(BorderSum&&) = default;
   BorderSum& operator=(BorderSum&&) = default;
 };
+
+/// The grid `setup` describes (D of its axes): cubes of Setup::cell_size() from its origin,
+/// Setup::cells(d) of them along axis d. Does not validate the setup.
+template <int D>
+geometry::Grid<D> setup_grid(const Setup& setup);
 
 struct Checkpoint;
 
