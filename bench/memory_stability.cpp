@@ -11,8 +11,8 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <atomic>
-#include <cerrno>
 #include <chrono>
 #include <cmath>
 #include <cstdint>
@@ -20,7 +20,6 @@
 #include <exception>
 #include <filesystem>
 #include <fstream>
-#include <new>
 #include <optional>
 #include <span>
 #include <string>
@@ -97,10 +96,14 @@ struct MpiThreadStart {
   void* argument;
 };
 
+/// Start records of the threads MPI creates, one slot each (MPI starts a handful); a thread
+/// beyond them runs unmarked, its mallocs then counted as the program's.
+std::array<MpiThreadStart, 64> mpi_thread_starts{};
+std::atomic<std::size_t> mpi_threads_started{0};
+
 void* run_as_mpi_thread(void* raw) {
   inside_mpi = 1;
   const MpiThreadStart start = *static_cast<const MpiThreadStart*>(raw);
-  delete static_cast<const MpiThreadStart*>(raw);  // NOLINT(cppcoreguidelines-owning-memory)
   return start.routine(start.argument);
 }
 }  // namespace
@@ -113,19 +116,13 @@ int pthread_create(pthread_t* thread, const pthread_attr_t* attributes, void* (*
   using Create = int (*)(pthread_t*, const pthread_attr_t*, void* (*)(void*), void*);
   static const auto next =
       reinterpret_cast<Create>(dlsym(RTLD_NEXT, "pthread_create"));  // NOLINT(*-reinterpret-cast)
-  if (inside_mpi == 0) {
+  const std::size_t slot =
+      inside_mpi == 0 ? mpi_thread_starts.size() : mpi_threads_started.fetch_add(1);
+  if (slot >= mpi_thread_starts.size()) {
     return next(thread, attributes, routine, argument);
   }
-  // NOLINTNEXTLINE(cppcoreguidelines-owning-memory)
-  auto* start = new (std::nothrow) MpiThreadStart{routine, argument};
-  if (start == nullptr) {
-    return EAGAIN;
-  }
-  const int code = next(thread, attributes, run_as_mpi_thread, start);
-  if (code != 0) {
-    delete start;  // NOLINT(cppcoreguidelines-owning-memory)
-  }
-  return code;
+  mpi_thread_starts[slot] = {routine, argument};
+  return next(thread, attributes, run_as_mpi_thread, &mpi_thread_starts[slot]);
 }
 int MPI_Init_thread(int* argc, char*** argv, int required, int* provided) {
   return in_mpi([&] { return PMPI_Init_thread(argc, argv, required, provided); });
