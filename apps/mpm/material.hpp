@@ -89,17 +89,34 @@ struct MaterialView {
 namespace detail {
 
 /// Eigen-decomposition a = q diag(values) q^T of a symmetric D x D matrix by cyclic Jacobi
-/// rotations (a fixed number of sweeps, so the work per particle does not vary).
+/// rotations. In 2D one rotation diagonalises exactly. In 3D the sweeps stop once the
+/// off-diagonal part is at rounding level against the diagonal (at most 8 sweeps; 1 or 2 for a
+/// nearly diagonal matrix). A rotation whose off-diagonal entry is already at rounding level
+/// against its diagonal entries is skipped, so nearly diagonal matrices (a particle at rest or in
+/// free fall) never rotate by denormal angles.
 template <int D>
 AFEM_HOST_DEVICE void symmetric_eigen(Eigen::Matrix<double, D, D> a,
                                       Eigen::Matrix<double, D, 1>& values,
                                       Eigen::Matrix<double, D, D>& q) {
+  constexpr double rounding = 1e-17;
+  constexpr int max_sweeps = D == 2 ? 1 : 8;
   q.setIdentity();
-  for (int sweep = 0; sweep < 8; ++sweep) {
+  for (int sweep = 0; sweep < max_sweeps; ++sweep) {
+    double off = 0.0;
+    double diagonal = 0.0;
+    for (int p = 0; p < D; ++p) {
+      diagonal += a(p, p) * a(p, p);
+      for (int r = p + 1; r < D; ++r) {
+        off += a(p, r) * a(p, r);
+      }
+    }
+    if (!(off > rounding * rounding * diagonal)) {
+      break;
+    }
     for (int p = 0; p < D - 1; ++p) {
       for (int r = p + 1; r < D; ++r) {
         const double apr = a(p, r);
-        if (std::abs(apr) < 1e-300) {
+        if (!(std::abs(apr) > rounding * (std::abs(a(p, p)) + std::abs(a(r, r))))) {
           continue;
         }
         const double theta = (a(r, r) - a(p, p)) / (2.0 * apr);

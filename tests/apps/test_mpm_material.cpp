@@ -1,9 +1,13 @@
 // The MPM materials' pointwise updates: the fluid's cube root and Tait stress against the
-// standard library, and the end-of-step projection of each material.
+// standard library, the symmetric eigen-decomposition behind the sand's Hencky strain against
+// Eigen's solver, and the end-of-step projection of each material.
 #include <gtest/gtest.h>
 
+#include <Eigen/Eigenvalues>
+#include <algorithm>
 #include <cmath>
 #include <limits>
+#include <random>
 #include <vector>
 
 #include "arenafem/apps/mpm/material.hpp"
@@ -76,6 +80,58 @@ TEST(MpmMaterial, FluidProjectionKeepsTheVolumeChangeOnly) {
   Eigen::Matrix2d g;
   g << 1.1, 0.2, -0.1, 0.95;
   EXPECT_NEAR(project_deformation<2>(view, g).determinant(), g.determinant(), 1e-14);
+}
+
+/// Checks symmetric_eigen<D> on `a`: q orthonormal, q diag(values) q^T = a, and the values those
+/// of Eigen's self-adjoint solver, all to `tolerance` relative to the largest value.
+template <int D>
+void expect_decomposes(const Eigen::Matrix<double, D, D>& a, double tolerance) {
+  Eigen::Matrix<double, D, 1> values;
+  Eigen::Matrix<double, D, D> q;
+  detail::symmetric_eigen<D>(a, values, q);
+  const double scale = a.norm();
+  EXPECT_LE((q.transpose() * q - Eigen::Matrix<double, D, D>::Identity()).norm(), tolerance);
+  EXPECT_LE((q * values.asDiagonal() * q.transpose() - a).norm(), tolerance * scale) << a;
+  Eigen::Matrix<double, D, 1> sorted = values;
+  std::sort(sorted.data(), sorted.data() + D);
+  const Eigen::SelfAdjointEigenSolver<Eigen::Matrix<double, D, D>> reference(a);
+  EXPECT_LE((sorted - reference.eigenvalues()).norm(), tolerance * scale) << a;
+}
+
+/// Random symmetric positive definite matrices f f^T (as the Hencky strain builds), some far
+/// from and some within 1e-9 of a multiple of the identity (a particle in free fall).
+template <int D>
+void check_symmetric_eigen() {
+  std::mt19937 random(7);
+  std::uniform_real_distribution<double> entry(-1.0, 1.0);
+  for (const double spread : {1.0, 1e-3, 1e-9, 1e-15, 0.0}) {
+    for (int k = 0; k < 200; ++k) {
+      Eigen::Matrix<double, D, D> f = Eigen::Matrix<double, D, D>::Identity();
+      for (int r = 0; r < D; ++r) {
+        for (int c = 0; c < D; ++c) {
+          f(r, c) += spread * entry(random);
+        }
+      }
+      expect_decomposes<D>(f * f.transpose(), 1e-13);
+    }
+  }
+  // Repeated and widely spread eigenvalues, and a diagonal matrix.
+  Eigen::Matrix<double, D, D> repeated = Eigen::Matrix<double, D, D>::Constant(1.0);
+  repeated.diagonal().array() += 2.0;
+  expect_decomposes<D>(repeated, 1e-13);
+  Eigen::Matrix<double, D, D> spread = Eigen::Matrix<double, D, D>::Identity();
+  spread(0, 0) = 1e8;
+  spread(0, D - 1) = spread(D - 1, 0) = 1.0;
+  expect_decomposes<D>(spread, 1e-13);
+  expect_decomposes<D>(Eigen::Matrix<double, D, 1>::LinSpaced(1.0, 2.0).asDiagonal(), 0.0);
+}
+
+TEST(MpmMaterial, SymmetricEigenMatchesEigensSolverIn2D) {
+  check_symmetric_eigen<2>();
+}
+
+TEST(MpmMaterial, SymmetricEigenMatchesEigensSolverIn3D) {
+  check_symmetric_eigen<3>();
 }
 
 TEST(MpmMaterial, SandProjectionLeavesTensionAtTheApex) {
