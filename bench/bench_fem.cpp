@@ -20,6 +20,7 @@
 #include "arenafem/fem/solvers.hpp"
 #include "arenafem/fem/space.hpp"
 #include "arenafem/fem/space_restriction.hpp"
+#include "arenafem/fem/stencil_operator.hpp"
 #include "arenafem/geometry/box_mesh.hpp"
 #include "arenafem/geometry/grid.hpp"
 #include "arenafem/geometry/mesh.hpp"
@@ -256,6 +257,14 @@ void BM_AssembleTetP1_Eigen(benchmark::State& state) {
   assemble_eigen(state, tet_problem());
 }
 
+/// The grid's cells per axis.
+template <class G>
+std::array<std::int32_t, G::dimension> grid_cells(const G& grid) {
+  std::array<std::int32_t, G::dimension> cells{};
+  std::copy_n(grid.view().resolution, G::dimension, cells.begin());
+  return cells;
+}
+
 /// y = A x on a problem's Q1 Laplacian. Reports the bytes one product must move at least (the
 /// matrix's values, columns and offsets, x read once, y written) and that over the time.
 template <class P>
@@ -289,6 +298,37 @@ void BM_SpmvGridQ1(benchmark::State& state) {
 }
 void BM_SpmvHexQ1(benchmark::State& state) {
   spmv(state, hex_problem());
+}
+void BM_SpmvGrid3Q1(benchmark::State& state) {
+  spmv(state, grid3_problem());
+}
+
+/// y = A x on a grid problem's Q1 Laplacian through a StencilOperator (the same bits as spmv);
+/// reports the rows per second and the share of rows taken from the stencil.
+template <class P>
+void stencil_spmv(benchmark::State& state, P& problem) {
+  set_threads(static_cast<int>(state.range(0)));
+  const auto n = static_cast<std::size_t>(problem.matrix->rows());
+  auto x = memory::borrow_temporary<double>(problem.pool, n, "bench.x");
+  auto y = memory::borrow_temporary<double>(problem.pool, n, "bench.y");
+  std::fill(x.data(), x.data() + n, 1.0);
+  const fem::StencilOperator op(*problem.matrix, grid_cells(*problem.geometry), problem.arena);
+  for (auto _ : state) {
+    op.apply(x.view(), y.view(), problem.arena);
+    benchmark::DoNotOptimize(y.data());
+  }
+  state.counters["rows/s"] =
+      benchmark::Counter(static_cast<double>(state.iterations()) * static_cast<double>(n),
+                         benchmark::Counter::kIsRate);
+  state.counters["stencil_share"] = static_cast<double>(op.stencil_rows()) / static_cast<double>(n);
+  set_threads(2);
+}
+
+void BM_StencilSpmvGridQ1(benchmark::State& state) {
+  stencil_spmv(state, grid_problem());
+}
+void BM_StencilSpmvGrid3Q1(benchmark::State& state) {
+  stencil_spmv(state, grid3_problem());
 }
 
 /// grad u . grad v + u v: the Laplacian plus the mass matrix, symmetric positive definite without
@@ -374,21 +414,26 @@ void cg_multigrid(benchmark::State& state, P& problem, bool geometric) {
   for (auto _ : state) {
     const auto start = std::chrono::steady_clock::now();
     std::fill(x.data(), x.data() + n, 0.0);
-    const auto mg = [&] {
-      using G = typename P::Space::Geometry;
-      if constexpr (std::is_same_v<G, geometry::Grid<G::dimension>>) {
-        if (geometric) {
-          std::array<std::int32_t, G::dimension> resolution{};
-          std::copy_n(problem.geometry->view().resolution, G::dimension, resolution.begin());
-          return fem::Multigrid<1>(matrix, resolution, problem.arena);
-        }
+    using G = typename P::Space::Geometry;
+    constexpr bool on_grid = std::is_same_v<G, geometry::Grid<G::dimension>>;
+    const fem::SolveOptions options{.tolerance = 1e-8, .max_iterations = 1000};
+    if constexpr (on_grid) {
+      if (geometric) {
+        // Geometric: the levels and CG's own products go through the grid's stencil.
+        const auto cells = grid_cells(*problem.geometry);
+        const fem::Multigrid<1> mg(matrix, cells, problem.arena);
+        const fem::StencilOperator op(matrix, cells, problem.arena);
+        const auto built = std::chrono::steady_clock::now();
+        iterations = fem::cg(op, b, x, problem.arena, options, mg).iterations;
+        levels = mg.level_count();
+        setup += std::chrono::duration<double>(built - start).count();
+        total += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+        continue;
       }
-      return fem::Multigrid<1>(matrix, problem.arena);
-    }();
+    }
+    const fem::Multigrid<1> mg(matrix, problem.arena);
     const auto built = std::chrono::steady_clock::now();
-    iterations = fem::cg(fem::as_operator(matrix), b, x, problem.arena,
-                         {.tolerance = 1e-8, .max_iterations = 1000}, mg)
-                     .iterations;
+    iterations = fem::cg(fem::as_operator(matrix), b, x, problem.arena, options, mg).iterations;
     levels = mg.level_count();
     setup += std::chrono::duration<double>(built - start).count();
     total += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
@@ -525,6 +570,24 @@ BENCHMARK(BM_CgMultigridGridQ1)
     ->Arg(2)
     ->Unit(benchmark::kMillisecond)
     ->Iterations(3)
+    ->UseRealTime();
+BENCHMARK(BM_SpmvGrid3Q1)
+    ->Arg(1)
+    ->Arg(2)
+    ->Unit(benchmark::kMillisecond)
+    ->MinTime(min_seconds)
+    ->UseRealTime();
+BENCHMARK(BM_StencilSpmvGridQ1)
+    ->Arg(1)
+    ->Arg(2)
+    ->Unit(benchmark::kMillisecond)
+    ->MinTime(min_seconds)
+    ->UseRealTime();
+BENCHMARK(BM_StencilSpmvGrid3Q1)
+    ->Arg(1)
+    ->Arg(2)
+    ->Unit(benchmark::kMillisecond)
+    ->MinTime(min_seconds)
     ->UseRealTime();
 BENCHMARK(BM_CgMultigridGrid3Q1)
     ->Arg(1)

@@ -18,6 +18,7 @@
 #include <array>
 #include <cmath>
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
 #include <utility>
@@ -29,6 +30,7 @@
 #include "arenafem/fem/bsr_matrix.hpp"
 #include "arenafem/fem/solvers.hpp"
 #include "arenafem/fem/sparse_product.hpp"
+#include "arenafem/fem/stencil_operator.hpp"
 #include "arenafem/fem/vector_ops.hpp"
 #include "arenafem/memory/arena.hpp"
 #include "arenafem/memory/array_view.hpp"
@@ -267,11 +269,12 @@ inline constexpr int lanczos_steps = 12;
 /// row) by `lanczos_steps` Lanczos steps on D^-1/2 A D^-1/2 from `start` (overwritten): the
 /// largest Ritz value plus its residual bound. Deterministic: the same on every thread count, and
 /// from a given start the same on every call.
-template <int B>
-double estimate_largest_eigenvalue(const BsrMatrix<B>& a,
+/// `product(u, w)` writes w = A u.
+template <class Product>
+double estimate_largest_eigenvalue(const Product& product,
                                    memory::ArrayView<const double> inverse_diagonal,
                                    memory::ArrayView<double> start, memory::Arena& scratch) {
-  const auto n = static_cast<std::size_t>(a.rows());
+  const auto n = start.size();
   auto us = memory::borrow_temporary<double>(scratch, n, "multigrid.lanczos_u");
   auto ws = memory::borrow_temporary<double>(scratch, n, "multigrid.lanczos_w");
   auto previous = memory::borrow_temporary<double>(scratch, n, "multigrid.lanczos_previous");
@@ -295,7 +298,7 @@ double estimate_largest_eigenvalue(const BsrMatrix<B>& a,
     thrust::for_each_n(policy, count, n, [=] AFEM_HOST_DEVICE(std::size_t i) {
       u[i] = std::sqrt(inverse_diagonal[i]) * v[i];
     });
-    spmv(a, u, w, scratch);
+    product(memory::ArrayView<const double>(u), w);
     thrust::for_each_n(policy, count, n, [=] AFEM_HOST_DEVICE(std::size_t i) {
       w[i] *= std::sqrt(inverse_diagonal[i]);
     });
@@ -498,6 +501,7 @@ public:
     std::copy(cells.begin(), cells.end(), fine.cells[0]);
     std::size_t level = 0;
     const BsrMatrix<B>* current = &a;
+    set_stencil<static_cast<int>(D)>(level, *current, fine, scratch);
     set_smoother(level, *current, scratch);
     while (level + 1 < static_cast<std::size_t>(options_.max_levels) &&
            current->rows() > options_.coarse_rows) {
@@ -513,6 +517,7 @@ public:
       current = &coarsen(level, *current, scratch);
       fine = coarse;
       ++level;
+      set_stencil<static_cast<int>(D)>(level, *current, fine, scratch);
       set_smoother(level, *current, scratch);
     }
     finish(level, *current, scratch);
@@ -526,6 +531,7 @@ public:
     fine_ = &a;
     std::size_t level = 0;
     const BsrMatrix<B>* current = &a;
+    level_at(level).stencil.reset();
     set_smoother(level, *current, scratch);
     while (level + 1 < static_cast<std::size_t>(options_.max_levels) &&
            current->rows() > options_.coarse_rows) {
@@ -535,6 +541,7 @@ public:
       }
       current = &coarsen(level, *current, scratch);
       ++level;
+      level_at(level).stencil.reset();
       set_smoother(level, *current, scratch);
     }
     finish(level, *current, scratch);
@@ -577,7 +584,45 @@ private:
     BsrMatrix<B> restriction;
     memory::Temporary<double> inverse_diagonal;
     double upper = 0.0;
+    /// The operator applied through its interior stencil (scalar geometric levels of one
+    /// lattice); empty on the others.
+    std::optional<StencilOperator> stencil;
   };
+
+  /// y = alpha A_l x + beta y on level l: from the level's stencil where it has one (bit for bit
+  /// the same as the matrix's product).
+  static void apply_operator(const Level& level, const BsrMatrix<B>& a,
+                             memory::ArrayView<const double> x, memory::ArrayView<double> y,
+                             memory::Arena& scratch, double alpha = 1.0, double beta = 0.0) {
+    if constexpr (B == 1) {
+      if (level.stencil) {
+        level.stencil->apply(x, y, scratch, alpha, beta);
+        return;
+      }
+    }
+    spmv(a, x, y, scratch, alpha, beta);
+  }
+
+  /// Level l's stencil for operator `a` on the vertices of `lattices` when they are one grid
+  /// (scalar operators only), none otherwise.
+  template <int D>
+  void set_stencil(std::size_t l, const BsrMatrix<B>& a, const detail::Lattices<D>& lattices,
+                   memory::Arena& scratch) {
+    Level& level = level_at(l);
+    if constexpr (B == 1) {
+      if (lattices.count == 1) {
+        std::array<std::int32_t, D> cells{};
+        std::copy_n(lattices.cells[0], D, cells.begin());
+        if (level.stencil) {
+          level.stencil->rebuild(a, cells, scratch);
+        } else {
+          level.stencil.emplace(a, cells, scratch);
+        }
+        return;
+      }
+    }
+    level.stencil.reset();
+  }
 
   static void check_options(const MultigridOptions& o) {
     AFEM_EXPECTS(o.smoothing_degree >= 1 && o.smoothing_range > 1.0 && o.coarse_rows >= 1 &&
@@ -643,7 +688,10 @@ private:
     // simulation stays bitwise the uninterrupted one).
     auto start = memory::borrow_temporary<double>(scratch, n, "multigrid.lanczos_start");
     detail::fill_lanczos_start(start.view(), scratch);
-    level.upper = 1.1 * detail::estimate_largest_eigenvalue(a, level.inverse_diagonal.view(),
+    const auto product = [&](memory::ArrayView<const double> u, memory::ArrayView<double> w) {
+      apply_operator(level, a, u, w, scratch);
+    };
+    level.upper = 1.1 * detail::estimate_largest_eigenvalue(product, level.inverse_diagonal.view(),
                                                             start.view(), scratch);
   }
 
@@ -707,7 +755,7 @@ private:
     smooth(level, a, b, x, rs.view(), ds.view(), true, scratch);
     // r = b - A x, restricted
     copy(b, rs.view(), scratch);
-    spmv(a, x, rs.view(), scratch, -1.0, 1.0);
+    apply_operator(level, a, x, rs.view(), scratch, -1.0, 1.0);
     const auto coarse_n = static_cast<std::size_t>(level.restriction.rows());
     auto bc = memory::borrow_temporary<double>(scratch, coarse_n, "multigrid.coarse_rhs");
     auto xc = memory::borrow_temporary<double>(scratch, coarse_n, "multigrid.coarse_x");
@@ -734,7 +782,7 @@ private:
     const auto count = thrust::counting_iterator<std::size_t>(0);
     copy(b, r, scratch);
     if (!zero) {
-      spmv(a, x, r, scratch, -1.0, 1.0);
+      apply_operator(level, a, x, r, scratch, -1.0, 1.0);
     }
     for (int k = 0; k < options_.smoothing_degree; ++k) {
       double keep = 0.0;
@@ -748,7 +796,7 @@ private:
       thrust::for_each_n(policy, count, x.size(), detail::ChebyshevStep{d, x, r, dinv, keep, step});
       if (k + 1 < options_.smoothing_degree) {
         copy(b, r, scratch);
-        spmv(a, x, r, scratch, -1.0, 1.0);
+        apply_operator(level, a, x, r, scratch, -1.0, 1.0);
       }
     }
   }

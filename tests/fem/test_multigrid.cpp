@@ -30,6 +30,7 @@
 #include "arenafem/memory/replace_owned.hpp"
 #include "arenafem/quadrature/domain.hpp"
 #include "arenafem/quadrature/quadrature.hpp"
+#include "poisson.hpp"
 #include "random_bsr.hpp"
 #include "reference_assembly.hpp"
 #include "support/backend.hpp"
@@ -39,6 +40,9 @@
 
 namespace afem::fem {
 namespace {
+
+using test::assemble_poisson;
+using test::Poisson;
 
 /// A random R x C block matrix (not square in general) as host arrays.
 template <int R, int C>
@@ -142,14 +146,6 @@ TEST_F(SparseProductShapes, RefusesSizesThatDoNotChain) {
   }
 }
 
-struct LaplaceForm {
-  static constexpr bool symmetric = true;
-  template <class S, class V, class U>
-  AFEM_HOST_DEVICE double operator()(const S& /*s*/, const V& v, const U& u) const {
-    return dot(u.grad(), v.grad());
-  }
-};
-
 TEST_F(SparseProductShapes, IsTheSameOnAnyThreadCountAndHandlesEmptyProducts) {
   memory::Pool& pool = *pool_;
   memory::Arena& arena = *arena_;
@@ -177,39 +173,6 @@ TEST_F(SparseProductShapes, IsTheSameOnAnyThreadCountAndHandlesEmptyProducts) {
   EXPECT_EQ(empty.block_count(), 0);
   EXPECT_EQ(test::copy_to_host(empty.view().offsets), std::vector<std::int32_t>(6, 0));
   EXPECT_EQ(arena.stats().live_bytes, 0U);
-}
-
-/// The Q1 (or P1) Laplacian of a unit box with its boundary held, and a right-hand side.
-struct Poisson {
-  BsrMatrix<1> matrix;
-  memory::Temporary<double> rhs;
-  std::int64_t dofs = 0;
-};
-
-template <class G>
-Poisson assemble_poisson(const G& geometry, bool dirichlet, memory::Pool& pool,
-                         memory::Arena& scratch) {
-  const LagrangeSpace<G, 1> space(geometry, pool, scratch);
-  const quadrature::Cells cells(geometry);
-  const quadrature::RegularQuadrature quadrature(cells, 2, pool);
-  const SpaceRestriction restriction(space, cells, scratch);
-  Poisson poisson{BsrMatrix<1>(pool), {}, space.dof_count()};
-  integrate(poisson.matrix, quadrature, restriction, restriction, LaplaceForm{}, scratch);
-  const auto n = static_cast<std::size_t>(space.dof_count());
-  memory::replace_owned(poisson.rhs, memory::borrow_temporary<double>(pool, n, "test.rhs"));
-  std::vector<double> host(n);
-  for (std::size_t i = 0; i < n; ++i) {
-    host[i] = std::sin(0.37 * static_cast<double>(i)) + 0.5;
-  }
-  test::copy_to_device(poisson.rhs.view(), host);
-  if (dirichlet) {
-    auto fixed = memory::borrow_temporary<std::uint8_t>(scratch, n, "test.fixed");
-    auto values = memory::borrow_temporary<double>(scratch, n, "test.values");
-    boundary_dofs(space, fixed.view(), scratch);
-    fill(values.view(), 0.0, scratch);
-    project_dirichlet(poisson.matrix, poisson.rhs.view(), fixed.view(), values.view(), scratch);
-  }
-  return poisson;
 }
 
 /// CG iterations to 1e-8 with the preconditioner `m` (from x = 0).
