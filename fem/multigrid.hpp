@@ -269,12 +269,12 @@ inline constexpr int lanczos_steps = 12;
 /// row) by `lanczos_steps` Lanczos steps on D^-1/2 A D^-1/2 from `start` (overwritten): the
 /// largest Ritz value plus its residual bound. Deterministic: the same on every thread count, and
 /// from a given start the same on every call.
-/// `product(u, w)` writes w = A u.
-template <class Product>
-double estimate_largest_eigenvalue(const Product& product,
+/// Products with A go through `stencil` when given (the same bits as `a`'s).
+template <int B>
+double estimate_largest_eigenvalue(const BsrMatrix<B>& a, const StencilOperator* stencil,
                                    memory::ArrayView<const double> inverse_diagonal,
                                    memory::ArrayView<double> start, memory::Arena& scratch) {
-  const auto n = start.size();
+  const auto n = static_cast<std::size_t>(a.rows());
   auto us = memory::borrow_temporary<double>(scratch, n, "multigrid.lanczos_u");
   auto ws = memory::borrow_temporary<double>(scratch, n, "multigrid.lanczos_w");
   auto previous = memory::borrow_temporary<double>(scratch, n, "multigrid.lanczos_previous");
@@ -298,7 +298,11 @@ double estimate_largest_eigenvalue(const Product& product,
     thrust::for_each_n(policy, count, n, [=] AFEM_HOST_DEVICE(std::size_t i) {
       u[i] = std::sqrt(inverse_diagonal[i]) * v[i];
     });
-    product(memory::ArrayView<const double>(u), w);
+    if (stencil != nullptr) {
+      stencil->apply(u, w, scratch);
+    } else {
+      spmv(a, u, w, scratch);
+    }
     thrust::for_each_n(policy, count, n, [=] AFEM_HOST_DEVICE(std::size_t i) {
       w[i] *= std::sqrt(inverse_diagonal[i]);
     });
@@ -658,9 +662,11 @@ private:
   const BsrMatrix<B>& coarsen(std::size_t l, const BsrMatrix<B>& a, memory::Arena& scratch) {
     Level& fine = level_at(l);
     transpose(fine.prolongation, fine.restriction, scratch);
-    const BsrMatrix<B> ap = sparse_product(a, fine.prolongation, fine_->pool(), scratch);
+    // (R A) P: R A has the coarse level's rows, A P would have the fine level's (several times
+    // the entries for the same result).
+    const BsrMatrix<B> ra = sparse_product(fine.restriction, a, fine_->pool(), scratch);
     Level& coarse = level_at(l + 1);
-    coarse.operator_.replace_with(sparse_product(fine.restriction, ap, fine_->pool(), scratch));
+    coarse.operator_.replace_with(sparse_product(ra, fine.prolongation, fine_->pool(), scratch));
     return coarse.operator_;
   }
 
@@ -688,11 +694,9 @@ private:
     // simulation stays bitwise the uninterrupted one).
     auto start = memory::borrow_temporary<double>(scratch, n, "multigrid.lanczos_start");
     detail::fill_lanczos_start(start.view(), scratch);
-    const auto product = [&](memory::ArrayView<const double> u, memory::ArrayView<double> w) {
-      apply_operator(level, a, u, w, scratch);
-    };
-    level.upper = 1.1 * detail::estimate_largest_eigenvalue(product, level.inverse_diagonal.view(),
-                                                            start.view(), scratch);
+    level.upper = 1.1 * detail::estimate_largest_eigenvalue(
+                            a, level.stencil ? &*level.stencil : nullptr,
+                            level.inverse_diagonal.view(), start.view(), scratch);
   }
 
   /// The coarsest level l: its dense Cholesky factor.
