@@ -257,14 +257,6 @@ void BM_AssembleTetP1_Eigen(benchmark::State& state) {
   assemble_eigen(state, tet_problem());
 }
 
-/// The grid's cells per axis.
-template <class G>
-std::array<std::int32_t, G::dimension> grid_cells(const G& grid) {
-  std::array<std::int32_t, G::dimension> cells{};
-  std::copy_n(grid.view().resolution, G::dimension, cells.begin());
-  return cells;
-}
-
 /// y = A x on a problem's Q1 Laplacian. Reports the bytes one product must move at least (the
 /// matrix's values, columns and offsets, x read once, y written) and that over the time.
 template <class P>
@@ -312,7 +304,7 @@ void stencil_spmv(benchmark::State& state, P& problem) {
   auto x = memory::borrow_temporary<double>(problem.pool, n, "bench.x");
   auto y = memory::borrow_temporary<double>(problem.pool, n, "bench.y");
   std::fill(x.data(), x.data() + n, 1.0);
-  const fem::StencilOperator op(*problem.matrix, grid_cells(*problem.geometry), problem.arena);
+  const fem::StencilOperator op(*problem.matrix, problem.geometry->resolution(), problem.arena);
   for (auto _ : state) {
     op.apply(x.view(), y.view(), problem.arena);
     benchmark::DoNotOptimize(y.data());
@@ -420,7 +412,7 @@ void cg_multigrid(benchmark::State& state, P& problem, bool geometric) {
     if constexpr (on_grid) {
       if (geometric) {
         // Geometric: the levels and CG's own products go through the grid's stencil.
-        const auto cells = grid_cells(*problem.geometry);
+        const auto cells = problem.geometry->resolution();
         const fem::Multigrid<1> mg(matrix, cells, problem.arena);
         const fem::StencilOperator op(matrix, cells, problem.arena);
         const auto built = std::chrono::steady_clock::now();

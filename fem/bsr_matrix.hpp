@@ -261,24 +261,14 @@ private:
 
 namespace detail {
 
-/// Prefetches the values and columns of the blocks `lookahead` blocks past [begin, end), a cache
-/// line at a time: a row of a product asks for the lines a later row will read, which the
-/// hardware prefetcher alone leaves a core short of memory bandwidth on (measured on the CPU
-/// backend). Nothing on the GPU. Forced inline: GCC counts a prefetch as free of side effects, so
-/// an out-of-line copy of this function is deduced `const` and its calls are deleted.
+/// Prefetches the values and columns of the blocks [first, last), a cache line at a time. Nothing
+/// on the GPU. Forced inline: GCC counts a prefetch as free of side effects, so an out-of-line copy
+/// of this function is deduced `const` and its calls are deleted.
 template <int R, int C>
-AFEM_HOST_DEVICE AFEM_INLINE void prefetch_ahead(const ConstBsrView<R, C>& m, std::int32_t begin,
-                                                 std::int32_t end) {
+AFEM_HOST_DEVICE AFEM_INLINE void prefetch_blocks(const ConstBsrView<R, C>& m, std::size_t first,
+                                                  std::size_t last) {
 #if !defined(__CUDA_ARCH__)
-  constexpr std::size_t lookahead = 512;
   constexpr std::size_t line = 64;
-  const std::size_t blocks = m.columns.size();
-  const auto first = static_cast<std::size_t>(begin) + lookahead;
-  const std::size_t ahead_end = static_cast<std::size_t>(end) + lookahead;
-  const std::size_t last = ahead_end < blocks ? ahead_end : blocks;
-  if (first >= last) {
-    return;
-  }
   const auto* values = reinterpret_cast<const char*>(m.values.data());
   for (std::size_t byte = first * sizeof(double) * R * C; byte < last * sizeof(double) * R * C;
        byte += line) {
@@ -291,9 +281,25 @@ AFEM_HOST_DEVICE AFEM_INLINE void prefetch_ahead(const ConstBsrView<R, C>& m, st
   }
 #else
   (void)m;
-  (void)begin;
-  (void)end;
+  (void)first;
+  (void)last;
 #endif
+}
+
+/// Prefetches the blocks `lookahead` blocks past [begin, end): a row of a product asks for the
+/// lines a later row will read, which the hardware prefetcher alone leaves a core short of memory
+/// bandwidth on (measured on the CPU backend). Forced inline (see prefetch_blocks).
+template <int R, int C>
+AFEM_HOST_DEVICE AFEM_INLINE void prefetch_ahead(const ConstBsrView<R, C>& m, std::int32_t begin,
+                                                 std::int32_t end) {
+  constexpr std::size_t lookahead = 512;
+  const std::size_t blocks = m.columns.size();
+  const auto first = static_cast<std::size_t>(begin) + lookahead;
+  const std::size_t ahead_end = static_cast<std::size_t>(end) + lookahead;
+  const std::size_t last = ahead_end < blocks ? ahead_end : blocks;
+  if (first < last) {
+    prefetch_blocks(m, first, last);
+  }
 }
 
 /// Adds block k's product with x to the B sums of `lane`.

@@ -455,7 +455,8 @@ struct DenseCholeskySolve {
 
 /// A V-cycle preconditioner M^-1 ~ A^-1 for a symmetric positive definite BsrMatrix<B>. Owns its
 /// hierarchy in the matrix's pool until destroyed or rebuilt: every coarse operator, prolongation
-/// and restriction ("BsrMatrix.*"), the smoothers' inverse diagonals ("Multigrid.inverse_diagonal")
+/// and restriction ("BsrMatrix.*"), the geometric levels' stencil rows ("StencilOperator.flags"),
+/// the smoothers' inverse diagonals ("Multigrid.inverse_diagonal")
 /// and the coarsest level's dense Cholesky factor ("Multigrid.coarse_factor"). It reads the finest
 /// operator from the matrix it was built on, which must outlive it and keep its values until the
 /// next rebuild. apply() borrows its vectors from the arena and gives them back: a solve takes

@@ -11,9 +11,11 @@
 /// is bit for bit the matrix's spmv(): each stencil row is summed in the order and the partial
 /// sums of the matrix's row product.
 
+#include <thrust/fill.h>
 #include <thrust/for_each.h>
+#include <thrust/functional.h>
 #include <thrust/iterator/counting_iterator.h>
-#include <thrust/reduce.h>
+#include <thrust/transform_reduce.h>
 
 #include <array>
 #include <cstddef>
@@ -22,7 +24,6 @@
 #include <span>
 #include <string>
 #include <utility>
-#include <vector>
 
 #include "arenafem/fem/bsr_matrix.hpp"
 #include "arenafem/fem/detail/check_size.hpp"
@@ -155,26 +156,11 @@ struct StencilLineProduct {
   AFEM_HOST_DEVICE void store(std::size_t i, double sum) const {
     y[i] = beta == 0.0 ? alpha * sum : alpha * sum + beta * y[i];
   }
-  /// Asks for the entries and columns of `row` ahead of their use (CPU only; forced inline, see
-  /// memory::prefetch).
+  /// Asks for the entries and columns of `row` ahead of their use (forced inline, see
+  /// prefetch_blocks).
   AFEM_HOST_DEVICE AFEM_INLINE void prefetch_row(std::size_t row) const {
-#if !defined(__CUDA_ARCH__)
-    constexpr std::size_t cache_line = 64;
-    const auto begin = static_cast<std::size_t>(m.offsets[row]);
-    const auto end = static_cast<std::size_t>(m.offsets[row + 1]);
-    const auto* values = reinterpret_cast<const char*>(m.values.data());
-    for (std::size_t byte = begin * sizeof(double); byte < end * sizeof(double);
-         byte += cache_line) {
-      memory::prefetch(values + byte);
-    }
-    const auto* columns = reinterpret_cast<const char*>(m.columns.data());
-    for (std::size_t byte = begin * sizeof(std::int32_t); byte < end * sizeof(std::int32_t);
-         byte += cache_line) {
-      memory::prefetch(columns + byte);
-    }
-#else
-    (void)row;
-#endif
+    prefetch_blocks(m, static_cast<std::size_t>(m.offsets[row]),
+                    static_cast<std::size_t>(m.offsets[row + 1]));
   }
   AFEM_HOST_DEVICE void operator()(std::int64_t line) const {
     const std::int64_t n = rows.vertices[0];
@@ -212,9 +198,11 @@ struct StencilLineProduct {
 /// A scalar BsrMatrix on the vertices of a grid with `cells` cells per axis (2 or 3 axes; vertex
 /// (i, j, k) is row i + (cells_x + 1) (j + (cells_y + 1) k)) as an operator whose interior rows
 /// that hold the stencil of the centre vertex are applied from that stencil (see the file comment);
-/// apply() gives bit for bit spmv() of the matrix. Reads the matrix's values at construction and
-/// at rebuild(): rebuild after they change. The matrix must outlive it. Owns one flag per row
-/// ("StencilOperator.flags") in the matrix's pool until destroyed or rebuilt.
+/// apply() gives bit for bit spmv() of the matrix. When fewer than half the rows hold the stencil,
+/// and on the CUDA backend (where a thread per row reads the matrix in coalesced loads), apply() is
+/// spmv() itself. Reads the matrix's values at construction and at rebuild(): rebuild after they
+/// change (apply() refuses a matrix whose pattern changed since). The matrix must outlive it. Owns
+/// one flag per row ("StencilOperator.flags") in the matrix's pool until destroyed or rebuilt.
 class StencilOperator {
 public:
   /// Finds the stencil rows of `a` on a grid of `cells` cells per axis. Throws afem::Error when
@@ -225,6 +213,9 @@ public:
       : a_(&a) {
     rebuild(a, cells, scratch);
   }
+  template <std::size_t D>
+  StencilOperator(const BsrMatrix<1>&& a, const std::array<std::int32_t, D>& cells,
+                  memory::Arena& scratch) = delete;
 
   /// Finds the stencil rows again (new values, or another matrix of the same grid); on an error
   /// the operator is left as it was.
@@ -241,7 +232,7 @@ public:
     for (std::size_t d = 0; d < D; ++d) {
       AFEM_EXPECTS(cells[d] >= 1,
                    "StencilOperator: a grid axis has " + std::to_string(cells[d]) + " cells");
-      rows.vertices[d] = cells[d] + 1;
+      rows.vertices[d] = std::int64_t{cells[d]} + 1;
       vertices *= rows.vertices[d];
     }
     AFEM_EXPECTS(vertices == a.rows(), "StencilOperator: the matrix has " +
@@ -273,6 +264,7 @@ public:
       fill_zero(flags.view(), scratch);
     }
     a_ = &a;
+    pattern_ = a.pattern_id();
     dimension_ = static_cast<int>(D);
     stencil_rows_ = found;
     memory::replace_owned(flags_, std::move(flags));
@@ -290,8 +282,15 @@ public:
   /// y = A x (alpha = 1, beta = 0) or y = alpha A x + beta y, bit for bit spmv(matrix(), ...).
   void apply(memory::ArrayView<const double> x, memory::ArrayView<double> y, memory::Arena& scratch,
              double alpha = 1.0, double beta = 0.0) const {
+    AFEM_EXPECTS(a_->pattern_id() == pattern_,
+                 "StencilOperator::apply: the matrix has another pattern than when its stencil "
+                 "rows were found; rebuild the operator");
     detail::check_size(x.size(), a_->columns(), "StencilOperator::apply (x)");
     detail::check_size(y.size(), a_->rows(), "StencilOperator::apply (y)");
+    if (has_cuda || 2 * stencil_rows_ < a_->rows()) {
+      spmv(*a_, x, y, scratch, alpha, beta);
+      return;
+    }
     auto policy = memory::arena_policy(scratch, "StencilOperator.thrust");
     const std::int64_t lines = a_->rows() / rows_.vertices[0];
     if (dimension_ == 2) {
@@ -352,6 +351,7 @@ private:
   }
 
   const BsrMatrix<1>* a_;
+  std::uint64_t pattern_ = 0;
   int dimension_ = 2;
   std::int64_t stencil_rows_ = 0;
   detail::StencilRows rows_;

@@ -270,6 +270,14 @@ public:
   [[nodiscard]] std::int32_t side_count() const { return view_.side_count(); }
   [[nodiscard]] std::int32_t boundary_side_count() const { return view_.boundary_side_count(); }
   [[nodiscard]] const View& view() const { return view_; }
+  /// Cells per axis (the multigrid and stencil operators on its vertices take them).
+  [[nodiscard]] std::array<std::int32_t, D> resolution() const {
+    std::array<std::int32_t, D> cells{};
+    for (std::size_t d = 0; d < D; ++d) {
+      cells[d] = view_.resolution[d];
+    }
+    return cells;
+  }
 
   /// Finds the cell and reference coordinates of each point (closed form); -1 outside the grid.
   void lookup(memory::ArrayView<const double> points, const LookupResult& result,

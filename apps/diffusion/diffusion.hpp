@@ -30,6 +30,7 @@
 #include "arenafem/fem/solvers.hpp"
 #include "arenafem/fem/space.hpp"
 #include "arenafem/fem/space_restriction.hpp"
+#include "arenafem/fem/stencil_operator.hpp"
 #include "arenafem/fem/vector_ops.hpp"
 #include "arenafem/geometry/grid.hpp"
 #include "arenafem/geometry/mesh.hpp"
@@ -277,24 +278,31 @@ Report solve(const G& geometry, const Problem& problem, memory::Pool& pool, memo
 
   Report report;
   const fem::SolveOptions options = solve_options(settings);
-  if (settings.preconditioner == Preconditioner::multigrid) {
-    constexpr bool on_grid = Degree == 1 && std::is_same_v<G, geometry::Grid<dim>>;
-    const fem::Multigrid<1> multigrid = [&] {
-      if constexpr (on_grid) {
-        std::array<std::int32_t, dim> resolution{};
-        std::copy_n(geometry.view().resolution, dim, resolution.begin());
-        return fem::Multigrid<1>(matrix, resolution, scratch);
-      } else {
-        return fem::Multigrid<1>(matrix, scratch);
-      }
-    }();
-    report.setup_seconds = std::chrono::duration<double>(Clock::now() - assembled).count();
-    report.levels = multigrid.level_count();
-    report.geometric_multigrid = on_grid;
-    report.solve = fem::cg(fem::as_operator(matrix), memory::ArrayView<const double>(rhs.view()),
-                           u.dofs(), scratch, options, multigrid);
+  constexpr bool on_grid = Degree == 1 && std::is_same_v<G, geometry::Grid<dim>>;
+  // CG's products: on a grid's vertices through the grid's stencil (the same bits, fewer bytes).
+  const auto solve = [&](const auto& op) {
+    if (settings.preconditioner == Preconditioner::multigrid) {
+      const fem::Multigrid<1> multigrid = [&] {
+        if constexpr (on_grid) {
+          return fem::Multigrid<1>(matrix, geometry.resolution(), scratch);
+        } else {
+          return fem::Multigrid<1>(matrix, scratch);
+        }
+      }();
+      report.setup_seconds = std::chrono::duration<double>(Clock::now() - assembled).count();
+      report.levels = multigrid.level_count();
+      report.geometric_multigrid = on_grid;
+      report.solve = fem::cg(op, memory::ArrayView<const double>(rhs.view()), u.dofs(), scratch,
+                             options, multigrid);
+    } else {
+      report.solve =
+          fem::cg(op, memory::ArrayView<const double>(rhs.view()), u.dofs(), scratch, options);
+    }
+  };
+  if constexpr (on_grid) {
+    solve(fem::StencilOperator(matrix, geometry.resolution(), scratch));
   } else {
-    report.solve = fem::cg(matrix, rhs.view(), u.dofs(), scratch, options);
+    solve(fem::as_operator(matrix));
   }
   const auto solved = Clock::now();
   report.cells = geometry.cell_count();

@@ -89,36 +89,27 @@ struct MaterialView {
 namespace detail {
 
 /// Eigen-decomposition a = q diag(values) q^T of a symmetric D x D matrix by cyclic Jacobi
-/// rotations. In 2D one rotation diagonalises exactly. In 3D the sweeps stop once the
-/// off-diagonal part is at rounding level against the diagonal (at most 8 sweeps; 1 or 2 for a
-/// nearly diagonal matrix). A rotation whose off-diagonal entry is already at rounding level
-/// against its diagonal entries is skipped, so nearly diagonal matrices (a particle at rest or in
-/// free fall) never rotate by denormal angles.
+/// rotations. A rotation is skipped when its off-diagonal entry is at rounding level against its
+/// diagonal entries (so nearly diagonal matrices, a particle at rest or in free fall, never rotate
+/// by denormal angles), and the sweeps stop after one that skipped every rotation: in 2D one
+/// rotation diagonalises exactly; in 3D a nearly diagonal matrix takes one sweep, at most 8.
+/// Independent of the matrix's scale; a NaN anywhere reaches every output.
 template <int D>
 AFEM_HOST_DEVICE void symmetric_eigen(Eigen::Matrix<double, D, D> a,
                                       Eigen::Matrix<double, D, 1>& values,
                                       Eigen::Matrix<double, D, D>& q) {
-  constexpr double rounding = 1e-17;
+  constexpr double rounding = 2.3e-16;  // about the unit roundoff of double
   constexpr int max_sweeps = D == 2 ? 1 : 8;
   q.setIdentity();
   for (int sweep = 0; sweep < max_sweeps; ++sweep) {
-    double off = 0.0;
-    double diagonal = 0.0;
-    for (int p = 0; p < D; ++p) {
-      diagonal += a(p, p) * a(p, p);
-      for (int r = p + 1; r < D; ++r) {
-        off += a(p, r) * a(p, r);
-      }
-    }
-    if (!(off > rounding * rounding * diagonal)) {
-      break;
-    }
+    bool rotated = false;
     for (int p = 0; p < D - 1; ++p) {
       for (int r = p + 1; r < D; ++r) {
         const double apr = a(p, r);
-        if (!(std::abs(apr) > rounding * (std::abs(a(p, p)) + std::abs(a(r, r))))) {
+        if (std::abs(apr) <= rounding * (std::abs(a(p, p)) + std::abs(a(r, r)))) {
           continue;
         }
+        rotated = true;
         const double theta = (a(r, r) - a(p, p)) / (2.0 * apr);
         const double t =
             (theta >= 0.0 ? 1.0 : -1.0) / (std::abs(theta) + std::sqrt(theta * theta + 1.0));
@@ -143,6 +134,9 @@ AFEM_HOST_DEVICE void symmetric_eigen(Eigen::Matrix<double, D, D> a,
           q(k, r) = s * qkp + c * qkr;
         }
       }
+    }
+    if (!rotated) {
+      break;
     }
   }
   for (int d = 0; d < D; ++d) {

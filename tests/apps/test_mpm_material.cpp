@@ -124,6 +124,35 @@ void check_symmetric_eigen() {
   spread(0, D - 1) = spread(D - 1, 0) = 1.0;
   expect_decomposes<D>(spread, 1e-13);
   expect_decomposes<D>(Eigen::Matrix<double, D, 1>::LinSpaced(1.0, 2.0).asDiagonal(), 0.0);
+  // The same matrices far from unit scale: the decomposition does not depend on it.
+  std::uniform_real_distribution<double> angle(0.0, 6.0);
+  for (const double scale : {1e160, 1e-170}) {
+    for (int k = 0; k < 20; ++k) {
+      Eigen::Matrix<double, D, D> f = Eigen::Matrix<double, D, D>::Identity();
+      for (int r = 0; r < D; ++r) {
+        for (int c = 0; c < D; ++c) {
+          f(r, c) += 0.5 * entry(random);
+        }
+      }
+      expect_decomposes<D>(scale * (f * f.transpose()), 1e-13);
+    }
+  }
+  // F a rotation: F F^T is I to rounding, with off-diagonal noise of about 1e-16.
+  for (int k = 0; k < 20; ++k) {
+    Eigen::Matrix<double, D, D> rotation = Eigen::Matrix<double, D, D>::Identity();
+    const double a = angle(random);
+    rotation(0, 0) = rotation(1, 1) = std::cos(a);
+    rotation(0, 1) = -std::sin(a);
+    rotation(1, 0) = std::sin(a);
+    expect_decomposes<D>(rotation * rotation.transpose(), 1e-13);
+  }
+  // A NaN off the diagonal reaches every value.
+  Eigen::Matrix<double, D, D> broken = Eigen::Matrix<double, D, D>::Identity();
+  broken(0, 1) = broken(1, 0) = std::numeric_limits<double>::quiet_NaN();
+  Eigen::Matrix<double, D, 1> values;
+  Eigen::Matrix<double, D, D> q;
+  detail::symmetric_eigen<D>(broken, values, q);
+  EXPECT_TRUE(values.array().isNaN().all()) << values.transpose();
 }
 
 TEST(MpmMaterial, SymmetricEigenMatchesEigensSolverIn2D) {

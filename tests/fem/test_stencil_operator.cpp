@@ -6,6 +6,8 @@
 #include <array>
 #include <cmath>
 #include <cstdint>
+#include <string>
+#include <utility>
 #include <vector>
 
 #include "arenafem/fem/bsr_matrix.hpp"
@@ -14,6 +16,7 @@
 #include "arenafem/fem/stencil_operator.hpp"
 #include "arenafem/geometry/grid.hpp"
 #include "poisson.hpp"
+#include "random_bsr.hpp"
 #include "support/backend.hpp"
 #include "support/backend_test.hpp"
 #include "support/thread_count.hpp"
@@ -110,22 +113,53 @@ TEST_F(StencilOperatorTest, ARowThatDiffersFromTheStencilComesFromTheMatrix) {
 }
 
 TEST_F(StencilOperatorTest, SmallGridsAndOtherPatternsFallBackToTheMatrix) {
-  // Two cells along y: no vertex has neighbours on both sides along every axis but the middle
-  // layer; the centre row is then not interior along y? It is (vertex 1 of 3): 1 x (n - 1) rows.
+  // Two cells along y: only the middle layer of vertices has neighbours on both sides of every
+  // axis, 7 rows (too few for the stencil product; apply() is then spmv, the same bits anyway).
   const geometry::Grid2D thin({0.0, 0.0}, {0.1, 0.1}, {8, 2});
   const test::Poisson p = test::assemble_poisson(thin, false, *pool_, *arena_);
   const StencilOperator op(p.matrix, std::array<std::int32_t, 2>{8, 2}, *arena_);
   EXPECT_EQ(op.stencil_rows(), 7);
   expect_same_products(op);
+  // One cell along y: no vertex is inside, no stencil.
   const geometry::Grid2D line({0.0, 0.0}, {0.1, 0.1}, {8, 1});
   const test::Poisson q = test::assemble_poisson(line, false, *pool_, *arena_);
   const StencilOperator none(q.matrix, std::array<std::int32_t, 2>{8, 1}, *arena_);
   EXPECT_EQ(none.stencil_rows(), 0);
   expect_same_products(none);
-  // The same matrix read as a grid of other axes: the centre row's columns are not a stencil.
-  const StencilOperator transposed(q.matrix, std::array<std::int32_t, 2>{1, 8}, *arena_);
-  EXPECT_EQ(transposed.stencil_rows(), 0);
-  expect_same_products(transposed);
+  // A tridiagonal matrix of a 7 x 7 grid's size: the centre row holds 3 entries, not a stencil.
+  test::HostBsr tridiagonal;
+  tridiagonal.rows = tridiagonal.columns = 49;
+  tridiagonal.offsets.push_back(0);
+  for (std::int32_t r = 0; r < 49; ++r) {
+    for (std::int32_t c = r - 1; c <= r + 1; ++c) {
+      if (c >= 0 && c < 49) {
+        tridiagonal.block_columns.push_back(c);
+        tridiagonal.values.push_back(c == r ? 2.0 : -1.0);
+      }
+    }
+    tridiagonal.offsets.push_back(static_cast<std::int32_t>(tridiagonal.block_columns.size()));
+  }
+  const BsrMatrix<1> chain = tridiagonal.upload<1>(*pool_);
+  const StencilOperator not_a_stencil(chain, std::array<std::int32_t, 2>{6, 6}, *arena_);
+  EXPECT_EQ(not_a_stencil.stencil_rows(), 0);
+  expect_same_products(not_a_stencil);
+}
+
+TEST_F(StencilOperatorTest, RefusesAMatrixWhosePatternChanged) {
+  const auto grid = test::UnitBox<geometry::Grid2D>::make(6, *pool_, *arena_);
+  test::Poisson p = test::assemble_poisson(*grid, false, *pool_, *arena_);
+  const StencilOperator op(p.matrix, std::array<std::int32_t, 2>{6, 6}, *arena_);
+  test::Poisson other = test::assemble_poisson(*grid, false, *pool_, *arena_);
+  p.matrix.replace_with(std::move(other.matrix));
+  auto x = memory::borrow_temporary<double>(*pool_, 49, "test.x");
+  auto y = memory::borrow_temporary<double>(*pool_, 49, "test.y");
+  fill(x.view(), 1.0, *arena_);
+  try {
+    op.apply(x.view(), y.view(), *arena_);
+    FAIL() << "a matrix with a new pattern was applied through the old stencil rows";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("rebuild the operator"), std::string::npos) << e.what();
+  }
 }
 
 TEST_F(StencilOperatorTest, RefusesAMatrixOfAnotherSize) {
