@@ -552,6 +552,13 @@ public:
     finish(level, *current, scratch);
   }
 
+  /// The finest operator applied through its grid's stencil (geometric hierarchies of scalar
+  /// rows), or null: cg can take it for its own products instead of finding the stencil rows
+  /// again. Valid until the next rebuild.
+  [[nodiscard]] const StencilOperator* fine_stencil() const {
+    return levels_.empty() || !levels_[0].stencil ? nullptr : &*levels_[0].stencil;
+  }
+
   /// Scalar rows (and columns) of the finest operator.
   [[nodiscard]] std::int64_t rows() const { return fine_->rows(); }
   /// Levels, the finest and the coarsest included.

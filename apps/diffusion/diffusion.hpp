@@ -279,30 +279,29 @@ Report solve(const G& geometry, const Problem& problem, memory::Pool& pool, memo
   Report report;
   const fem::SolveOptions options = solve_options(settings);
   constexpr bool on_grid = Degree == 1 && std::is_same_v<G, geometry::Grid<dim>>;
+  const memory::ArrayView<const double> load(rhs.view());
   // CG's products: on a grid's vertices through the grid's stencil (the same bits, fewer bytes).
-  const auto solve = [&](const auto& op) {
-    if (settings.preconditioner == Preconditioner::multigrid) {
-      const fem::Multigrid<1> multigrid = [&] {
-        if constexpr (on_grid) {
-          return fem::Multigrid<1>(matrix, geometry.resolution(), scratch);
-        } else {
-          return fem::Multigrid<1>(matrix, scratch);
-        }
-      }();
-      report.setup_seconds = std::chrono::duration<double>(Clock::now() - assembled).count();
-      report.levels = multigrid.level_count();
-      report.geometric_multigrid = on_grid;
-      report.solve = fem::cg(op, memory::ArrayView<const double>(rhs.view()), u.dofs(), scratch,
-                             options, multigrid);
-    } else {
-      report.solve =
-          fem::cg(op, memory::ArrayView<const double>(rhs.view()), u.dofs(), scratch, options);
-    }
-  };
-  if constexpr (on_grid) {
-    solve(fem::StencilOperator(matrix, geometry.resolution(), scratch));
+  if (settings.preconditioner == Preconditioner::multigrid) {
+    const fem::Multigrid<1> multigrid = [&] {
+      if constexpr (on_grid) {
+        return fem::Multigrid<1>(matrix, geometry.resolution(), scratch);
+      } else {
+        return fem::Multigrid<1>(matrix, scratch);
+      }
+    }();
+    report.setup_seconds = std::chrono::duration<double>(Clock::now() - assembled).count();
+    report.levels = multigrid.level_count();
+    report.geometric_multigrid = on_grid;
+    const fem::StencilOperator* stencil = multigrid.fine_stencil();
+    report.solve =
+        stencil != nullptr
+            ? fem::cg(*stencil, load, u.dofs(), scratch, options, multigrid)
+            : fem::cg(fem::as_operator(matrix), load, u.dofs(), scratch, options, multigrid);
+  } else if constexpr (on_grid) {
+    report.solve = fem::cg(fem::StencilOperator(matrix, geometry.resolution(), scratch), load,
+                           u.dofs(), scratch, options);
   } else {
-    solve(fem::as_operator(matrix));
+    report.solve = fem::cg(fem::as_operator(matrix), load, u.dofs(), scratch, options);
   }
   const auto solved = Clock::now();
   report.cells = geometry.cell_count();

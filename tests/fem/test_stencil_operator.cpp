@@ -178,6 +178,24 @@ TEST_F(StencilOperatorTest, RefusesAMatrixOfAnotherSize) {
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("0 cells"), std::string::npos) << e.what();
   }
+  // A refused rebuild leaves the operator as it was.
+  StencilOperator op(p.matrix, std::array<std::int32_t, 2>{6, 6}, *arena_);
+  const std::int64_t rows = op.stencil_rows();
+  EXPECT_THROW(op.rebuild(p.matrix, std::array<std::int32_t, 2>{6, 5}, *arena_), Error);
+  EXPECT_EQ(op.stencil_rows(), rows);
+  expect_same_products(op);
+}
+
+TEST_F(StencilOperatorTest, MultigridHandsItsFinestStencilToCg) {
+  const std::int32_t n = 16;
+  const auto grid = test::UnitBox<geometry::Grid2D>::make(n, *pool_, *arena_);
+  const test::Poisson p = test::assemble_poisson(*grid, true, *pool_, *arena_);
+  const Multigrid<1> geometric(p.matrix, std::array<std::int32_t, 2>{n, n}, *arena_);
+  ASSERT_NE(geometric.fine_stencil(), nullptr);
+  EXPECT_EQ(geometric.fine_stencil()->stencil_rows(), std::int64_t{n - 3} * (n - 3));
+  expect_same_products(*geometric.fine_stencil());
+  const Multigrid<1> algebraic(p.matrix, *arena_);
+  EXPECT_EQ(algebraic.fine_stencil(), nullptr);
 }
 
 TEST_F(StencilOperatorTest, CgOnTheOperatorGivesTheMatrixesSolutionBitForBit) {
