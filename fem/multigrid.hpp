@@ -28,6 +28,7 @@
 #include <Eigen/Eigenvalues>
 
 #include "arenafem/fem/bsr_matrix.hpp"
+#include "arenafem/fem/detail/grid_levels.hpp"
 #include "arenafem/fem/solvers.hpp"
 #include "arenafem/fem/sparse_product.hpp"
 #include "arenafem/fem/stencil_operator.hpp"
@@ -71,181 +72,6 @@ struct MultigridOptions {
 };
 
 namespace detail {
-
-/// The 1D rule of the geometric coarsening: fine vertex i of a line of n cells takes its value
-/// from coarse vertices first/second (weight 1 on first alone when second < 0). The coarse line
-/// has (n + 1) / 2 cells, its vertex k at fine vertex min(2k, n).
-struct LineParents {
-  std::int32_t first = 0;
-  std::int32_t second = -1;
-};
-AFEM_HOST_DEVICE inline LineParents line_parents(std::int32_t i, std::int32_t n) {
-  if (i % 2 == 0) {
-    return {i / 2, -1};
-  }
-  if (i == n) {
-    return {(n + 1) / 2, -1};
-  }
-  return {i / 2, i / 2 + 1};
-}
-
-/// The vertices of a geometric level: up to 2^D lattices (boxes of vertices, x fastest), each at
-/// an offset in the level's numbering. The finest level is the grid's one lattice.
-template <int D>
-struct Lattices {
-  static constexpr int most = 1 << D;
-  int count = 1;
-  std::int32_t offset[most] = {};
-  std::int32_t cells[most][D] = {};  // cells per axis (vertices: one more)
-  [[nodiscard]] AFEM_HOST_DEVICE std::int32_t vertices(int l) const {
-    std::int32_t n = 1;
-    for (int d = 0; d < D; ++d) {
-      n *= cells[l][d] + 1;
-    }
-    return n;
-  }
-  [[nodiscard]] AFEM_HOST_DEVICE std::int32_t total() const {
-    return offset[count - 1] + vertices(count - 1);
-  }
-};
-
-/// The next coarser level: every lattice with half its cells per axis (rounded up), or, with
-/// `split`, the one lattice of the finest level split first into 2^D lattices by the parity of
-/// the vertex index along each axis (lattice bit d: odd along axis d), each then coarsened.
-template <int D>
-Lattices<D> coarser_lattices(const Lattices<D>& fine, bool split) {
-  Lattices<D> coarse;
-  std::int32_t offset = 0;
-  if (split) {
-    coarse.count = Lattices<D>::most;
-    for (int l = 0; l < coarse.count; ++l) {
-      for (int d = 0; d < D; ++d) {
-        const int bit = (l >> d) & 1;
-        const std::int32_t parity_cells =
-            (fine.cells[0][d] - bit) / 2;  // vertices of that parity - 1
-        coarse.cells[l][d] = (std::max(parity_cells, 0) + 1) / 2;
-      }
-      coarse.offset[l] = offset;
-      offset += coarse.vertices(l);
-    }
-    return coarse;
-  }
-  coarse.count = fine.count;
-  for (int l = 0; l < fine.count; ++l) {
-    for (int d = 0; d < D; ++d) {
-      coarse.cells[l][d] = (fine.cells[l][d] + 1) / 2;
-    }
-    coarse.offset[l] = offset;
-    offset += coarse.vertices(l);
-  }
-  return coarse;
-}
-
-/// Row i of the prolongation from the coarse level to the fine one: multilinear interpolation
-/// within each lattice (with `split`, within the lattice of the vertex's parity); writes the
-/// coarse columns (increasing) and weights, gives their count (1 to 2^D).
-template <int D>
-struct GridProlongationRows {
-  Lattices<D> fine;
-  Lattices<D> coarse;
-  bool split = false;
-  AFEM_HOST_DEVICE int row(std::int32_t vertex, std::int32_t* columns, double* weights) const {
-    int l = 0;
-    while (l + 1 < fine.count && vertex >= fine.offset[l + 1]) {
-      ++l;
-    }
-    std::int32_t local = vertex - fine.offset[l];
-    LineParents parents[D];
-    int target = l;
-    for (int d = 0; d < D; ++d) {
-      std::int32_t i = local % (fine.cells[l][d] + 1);
-      local /= fine.cells[l][d] + 1;
-      std::int32_t n = fine.cells[l][d];
-      if (split) {
-        const int bit = i % 2;
-        target += bit << d;
-        n = n - bit > 0 ? (n - bit) / 2 : 0;
-        i /= 2;
-      }
-      parents[d] = line_parents(i, n);
-    }
-    int count = 1;
-    columns[0] = coarse.offset[target];
-    weights[0] = 1.0;
-    std::int32_t stride = 1;
-    for (int d = 0; d < D; ++d) {
-      if (parents[d].second < 0) {
-        for (int c = 0; c < count; ++c) {
-          columns[c] += parents[d].first * stride;
-        }
-      } else {
-        for (int c = 0; c < count; ++c) {
-          columns[count + c] = columns[c] + parents[d].second * stride;
-          weights[count + c] = weights[c] * 0.5;
-          columns[c] += parents[d].first * stride;
-          weights[c] *= 0.5;
-        }
-        count *= 2;
-      }
-      stride *= coarse.cells[target][d] + 1;
-    }
-    for (int c = 1; c < count; ++c) {
-      for (int e = c; e > 0 && columns[e - 1] > columns[e]; --e) {
-        const std::int32_t column = columns[e - 1];
-        columns[e - 1] = columns[e];
-        columns[e] = column;
-        const double weight = weights[e - 1];
-        weights[e - 1] = weights[e];
-        weights[e] = weight;
-      }
-    }
-    return count;
-  }
-};
-
-/// Writes a BsrMatrix<B> whose rows come from `rows.row(i, columns, weights)` (at most 8 blocks
-/// each; each block is weight * I) into `p`, pattern and values.
-template <int B, class Rows>
-void fill_weighted_identity_blocks(const Rows& rows, std::int32_t block_rows,
-                                   std::int32_t block_columns, BsrMatrix<B>& p,
-                                   memory::Arena& scratch) {
-  memory::Pool& pool = p.pool();
-  const auto n = static_cast<std::size_t>(block_rows);
-  auto offsets = memory::borrow_temporary<std::int32_t>(pool, n + 1, "BsrMatrix.offsets");
-  const memory::ArrayView<std::int32_t> off = offsets.view();
-  auto policy = memory::arena_policy(scratch, "multigrid.thrust");
-  const auto count = thrust::counting_iterator<std::size_t>(0);
-  thrust::for_each_n(policy, count, n + 1, [=] AFEM_HOST_DEVICE(std::size_t i) {
-    std::int32_t columns[8];
-    double weights[8];
-    off[i] = i == 0 ? 0 : rows.row(static_cast<std::int32_t>(i - 1), columns, weights);
-  });
-  thrust::inclusive_scan(policy, off.begin(), off.end(), off.begin());
-  std::int32_t blocks = 0;
-  memory::copy_to_host(std::span<std::int32_t>(&blocks, 1),
-                       memory::ArrayView<const std::int32_t>(off).subview(n, 1), scratch.stream());
-  auto columns = memory::borrow_temporary<std::int32_t>(pool, static_cast<std::size_t>(blocks),
-                                                        "BsrMatrix.columns");
-  auto values = memory::borrow_temporary<double>(pool, static_cast<std::size_t>(blocks) * B * B,
-                                                 "BsrMatrix.values");
-  const memory::ArrayView<std::int32_t> c = columns.view();
-  const memory::ArrayView<double> v = values.view();
-  thrust::for_each_n(policy, count, n, [=] AFEM_HOST_DEVICE(std::size_t i) {
-    std::int32_t cols[8];
-    double weights[8];
-    const int k = rows.row(static_cast<std::int32_t>(i), cols, weights);
-    for (int e = 0; e < k; ++e) {
-      const std::size_t at = static_cast<std::size_t>(off[i]) + static_cast<std::size_t>(e);
-      c[at] = cols[e];
-      for (int q = 0; q < B * B; ++q) {
-        v[at * B * B + static_cast<std::size_t>(q)] = q % (B + 1) == 0 ? weights[e] : 0.0;
-      }
-    }
-  });
-  scratch.stream().synchronize();
-  p.set_pattern(block_rows, block_columns, std::move(offsets), std::move(columns),
-                std::move(values));
-}
 
 /// Fills x with a fixed hash in [-1, 1]: every eigenvector has a share, the smooth ones no more
 /// than others.
@@ -516,10 +342,11 @@ public:
         break;
       }
       Level& l = level_at(level);
-      detail::fill_weighted_identity_blocks<B>(
-          detail::GridProlongationRows<static_cast<int>(D)>{fine, coarse, split},
-          current->block_rows(), coarse.total(), l.prolongation, scratch);
-      current = &coarsen(level, *current, scratch);
+      detail::fill_rows<B>(detail::GridProlongationRows<static_cast<int>(D)>{fine, coarse, split},
+                           current->block_rows(), coarse.total(), l.prolongation, scratch);
+      detail::fill_rows<B>(detail::GridRestrictionRows<static_cast<int>(D)>{fine, coarse, split},
+                           coarse.total(), current->block_rows(), l.restriction, scratch);
+      current = &coarsen_on_grid<static_cast<int>(D)>(level, *current, fine, split, scratch);
       fine = coarse;
       ++level;
       set_stencil<static_cast<int>(D)>(level, *current, fine, scratch);
@@ -544,7 +371,8 @@ public:
       if (!smoothed_aggregation(*current, l, scratch)) {
         break;
       }
-      current = &coarsen(level, *current, scratch);
+      transpose(l.prolongation, l.restriction, scratch);
+      current = &galerkin_product(level, *current, scratch);
       ++level;
       level_at(level).stencil.reset();
       set_smoother(level, *current, scratch);
@@ -666,16 +494,47 @@ private:
     return l == 0 ? *fine_ : levels_[static_cast<std::size_t>(l)].operator_;
   }
 
-  /// Level l + 1's operator P^T A P from level l's prolongation; R = P^T is kept for the cycle.
-  const BsrMatrix<B>& coarsen(std::size_t l, const BsrMatrix<B>& a, memory::Arena& scratch) {
+  /// Level l + 1's operator R A P from level l's restriction and prolongation, by sparse
+  /// products.
+  const BsrMatrix<B>& galerkin_product(std::size_t l, const BsrMatrix<B>& a,
+                                       memory::Arena& scratch) {
     Level& fine = level_at(l);
-    transpose(fine.prolongation, fine.restriction, scratch);
     // (R A) P: R A has the coarse level's rows, A P would have the fine level's (several times
     // the entries for the same result).
     const BsrMatrix<B> ra = sparse_product(fine.restriction, a, fine_->pool(), scratch);
     Level& coarse = level_at(l + 1);
     coarse.operator_.replace_with(sparse_product(ra, fine.prolongation, fine_->pool(), scratch));
     return coarse.operator_;
+  }
+
+  /// Level l + 1's operator R A P on a grid: for a scalar operator on one lattice row by row from
+  /// its grid neighbourhood (the interior rows from level l's stencil), else (or when A couples
+  /// vertices that are not neighbours) by sparse products.
+  template <int D>
+  const BsrMatrix<B>& coarsen_on_grid(std::size_t l, const BsrMatrix<B>& a,
+                                      const detail::Lattices<D>& fine, bool split,
+                                      memory::Arena& scratch) {
+    if constexpr (B == 1) {
+      if (!split && fine.count == 1) {
+        detail::GridGalerkinRows<D> rows;
+        std::copy_n(fine.cells[0], D, rows.fine_cells);
+        rows.a = a.view();
+        const Level& level = level_at(l);
+        if (level.stencil && level.stencil->stencil_rows() > 0) {
+          rows.flags = level.stencil->stencil_flags();
+          rows.stencil = detail::coarse_stencil<D>(level.stencil->stencil());
+        }
+        std::int32_t coarse_rows = 1;
+        for (int d = 0; d < D; ++d) {
+          coarse_rows *= rows.coarse_vertices(d);
+        }
+        BsrMatrix<B>& coarse = level_at(l + 1).operator_;
+        if (detail::fill_rows<1>(rows, coarse_rows, coarse_rows, coarse, scratch) == 0) {
+          return coarse;
+        }
+      }
+    }
+    return galerkin_product(l, a, scratch);
   }
 
   /// The inverse scalar diagonal of level l and the upper end of its smoothing interval.

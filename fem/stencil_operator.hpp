@@ -278,6 +278,15 @@ public:
   /// stencil, or the grid has fewer than 3 vertices along an axis).
   [[nodiscard]] std::int64_t stencil_rows() const { return stencil_rows_; }
   [[nodiscard]] const BsrMatrix<1>& matrix() const { return *a_; }
+  /// One byte per row: 1 where the row is applied from the stencil.
+  [[nodiscard]] memory::ArrayView<const std::uint8_t> stencil_flags() const {
+    return flags_.view();
+  }
+  /// The stencil's 3^D entries in increasing column order (x fastest); meaningful when
+  /// stencil_rows() > 0.
+  [[nodiscard]] std::span<const double> stencil() const {
+    return {rows_.values, static_cast<std::size_t>(dimension_ == 2 ? 9 : 27)};
+  }
 
   /// y = A x (alpha = 1, beta = 0) or y = alpha A x + beta y, bit for bit spmv(matrix(), ...).
   void apply(memory::ArrayView<const double> x, memory::ArrayView<double> y, memory::Arena& scratch,

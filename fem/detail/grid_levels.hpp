@@ -1,0 +1,576 @@
+#pragma once
+
+/// @file
+/// The levels of geometric multigrid on a grid's vertices (numbered x fastest, as the Q1 nodes of
+/// Grid2D/Grid3D): the coarser lattices, the rows of the prolongation P (multilinear
+/// interpolation) and of the restriction R = P^T in closed form, and the Galerkin coarse operator
+/// R A P of a scalar operator row by row, its interior rows from the stencil they share.
+
+#include <thrust/for_each.h>
+#include <thrust/functional.h>
+#include <thrust/iterator/counting_iterator.h>
+#include <thrust/scan.h>
+#include <thrust/transform_reduce.h>
+
+#include <algorithm>
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <utility>
+
+#include "arenafem/fem/bsr_matrix.hpp"
+#include "arenafem/memory/arena.hpp"
+#include "arenafem/memory/array_view.hpp"
+#include "arenafem/memory/config.hpp"
+#include "arenafem/memory/copy.hpp"
+#include "arenafem/memory/temporary.hpp"
+#include "arenafem/memory/thrust_allocator.hpp"
+
+namespace afem::fem::detail {
+
+/// The 1D rule of the geometric coarsening: fine vertex i of a line of n cells takes its value
+/// from coarse vertices first/second (weight 1 on first alone when second < 0). The coarse line
+/// has (n + 1) / 2 cells, its vertex k at fine vertex min(2k, n).
+struct LineParents {
+  std::int32_t first = 0;
+  std::int32_t second = -1;
+};
+AFEM_HOST_DEVICE inline LineParents line_parents(std::int32_t i, std::int32_t n) {
+  if (i % 2 == 0) {
+    return {i / 2, -1};
+  }
+  if (i == n) {
+    return {(n + 1) / 2, -1};
+  }
+  return {i / 2, i / 2 + 1};
+}
+
+/// The vertices of a geometric level: up to 2^D lattices (boxes of vertices, x fastest), each at
+/// an offset in the level's numbering. The finest level is the grid's one lattice.
+template <int D>
+struct Lattices {
+  static constexpr int most = 1 << D;
+  int count = 1;
+  std::int32_t offset[most] = {};
+  std::int32_t cells[most][D] = {};  // cells per axis (vertices: one more)
+  [[nodiscard]] AFEM_HOST_DEVICE std::int32_t vertices(int l) const {
+    std::int32_t n = 1;
+    for (int d = 0; d < D; ++d) {
+      n *= cells[l][d] + 1;
+    }
+    return n;
+  }
+  [[nodiscard]] AFEM_HOST_DEVICE std::int32_t total() const {
+    return offset[count - 1] + vertices(count - 1);
+  }
+};
+
+/// The next coarser level: every lattice with half its cells per axis (rounded up), or, with
+/// `split`, the one lattice of the finest level split first into 2^D lattices by the parity of
+/// the vertex index along each axis (lattice bit d: odd along axis d), each then coarsened.
+template <int D>
+Lattices<D> coarser_lattices(const Lattices<D>& fine, bool split) {
+  Lattices<D> coarse;
+  std::int32_t offset = 0;
+  if (split) {
+    coarse.count = Lattices<D>::most;
+    for (int l = 0; l < coarse.count; ++l) {
+      for (int d = 0; d < D; ++d) {
+        const int bit = (l >> d) & 1;
+        const std::int32_t parity_cells =
+            (fine.cells[0][d] - bit) / 2;  // vertices of that parity - 1
+        coarse.cells[l][d] = (std::max(parity_cells, 0) + 1) / 2;
+      }
+      coarse.offset[l] = offset;
+      offset += coarse.vertices(l);
+    }
+    return coarse;
+  }
+  coarse.count = fine.count;
+  for (int l = 0; l < fine.count; ++l) {
+    for (int d = 0; d < D; ++d) {
+      coarse.cells[l][d] = (fine.cells[l][d] + 1) / 2;
+    }
+    coarse.offset[l] = offset;
+    offset += coarse.vertices(l);
+  }
+  return coarse;
+}
+
+/// Row i of the prolongation from the coarse level to the fine one: multilinear interpolation
+/// within each lattice (with `split`, within the lattice of the vertex's parity); writes the
+/// coarse columns (increasing) and weights, gives their count (1 to 2^D).
+template <int D>
+struct GridProlongationRows {
+  static constexpr int most = 1 << D;
+  Lattices<D> fine;
+  Lattices<D> coarse;
+  bool split = false;
+  [[nodiscard]] AFEM_HOST_DEVICE int count(std::int32_t vertex) const {
+    std::int32_t columns[most];
+    double weights[most];
+    return row(vertex, columns, weights);
+  }
+  AFEM_HOST_DEVICE int row(std::int32_t vertex, std::int32_t* columns, double* weights) const {
+    int l = 0;
+    while (l + 1 < fine.count && vertex >= fine.offset[l + 1]) {
+      ++l;
+    }
+    std::int32_t local = vertex - fine.offset[l];
+    LineParents parents[D];
+    int target = l;
+    for (int d = 0; d < D; ++d) {
+      std::int32_t i = local % (fine.cells[l][d] + 1);
+      local /= fine.cells[l][d] + 1;
+      std::int32_t n = fine.cells[l][d];
+      if (split) {
+        const int bit = i % 2;
+        target += bit << d;
+        n = n - bit > 0 ? (n - bit) / 2 : 0;
+        i /= 2;
+      }
+      parents[d] = line_parents(i, n);
+    }
+    int count = 1;
+    columns[0] = coarse.offset[target];
+    weights[0] = 1.0;
+    std::int32_t stride = 1;
+    for (int d = 0; d < D; ++d) {
+      if (parents[d].second < 0) {
+        for (int c = 0; c < count; ++c) {
+          columns[c] += parents[d].first * stride;
+        }
+      } else {
+        for (int c = 0; c < count; ++c) {
+          columns[count + c] = columns[c] + parents[d].second * stride;
+          weights[count + c] = weights[c] * 0.5;
+          columns[c] += parents[d].first * stride;
+          weights[c] *= 0.5;
+        }
+        count *= 2;
+      }
+      stride *= coarse.cells[target][d] + 1;
+    }
+    for (int c = 1; c < count; ++c) {
+      for (int e = c; e > 0 && columns[e - 1] > columns[e]; --e) {
+        const std::int32_t column = columns[e - 1];
+        columns[e - 1] = columns[e];
+        columns[e] = column;
+        const double weight = weights[e - 1];
+        weights[e - 1] = weights[e];
+        weights[e] = weight;
+      }
+    }
+    return count;
+  }
+};
+
+/// The weight of coarse vertex c in the 1D interpolation of fine vertex `parents` came from.
+AFEM_HOST_DEVICE inline double parent_weight(const LineParents& parents, std::int32_t c) {
+  if (parents.first == c) {
+    return parents.second < 0 ? 1.0 : 0.5;
+  }
+  return parents.second == c ? 0.5 : 0.0;
+}
+
+/// The fine vertices along one axis whose interpolation reads coarse vertex c (at most 3, the
+/// fine vertices 2c - 1 to 2c + 1 of a line of n cells), increasing, with their weights.
+struct LineChildren {
+  int count = 0;
+  std::int32_t index[3] = {};
+  double weight[3] = {};
+};
+AFEM_HOST_DEVICE inline LineChildren line_children(std::int32_t c, std::int32_t n) {
+  LineChildren children;
+  for (std::int32_t m = 2 * c - 1; m <= 2 * c + 1; ++m) {
+    if (m < 0 || m > n) {
+      continue;
+    }
+    const double w = parent_weight(line_parents(m, n), c);
+    if (w != 0.0) {
+      children.index[children.count] = m;
+      children.weight[children.count] = w;
+      ++children.count;
+    }
+  }
+  return children;
+}
+
+/// 3^D: the entries of a stencil row.
+template <int D>
+inline constexpr int stencil_taps = D == 2 ? 9 : 27;
+
+/// Row c of the restriction R = P^T (GridProlongationRows' transpose, the same weights): the fine
+/// vertices whose interpolation reads coarse vertex c, increasing, with their weights.
+template <int D>
+struct GridRestrictionRows {
+  static constexpr int most = stencil_taps<D>;
+  Lattices<D> fine;
+  Lattices<D> coarse;
+  bool split = false;
+  [[nodiscard]] AFEM_HOST_DEVICE int count(std::int32_t vertex) const {
+    std::int32_t columns[most];
+    double weights[most];
+    return row(vertex, columns, weights);
+  }
+  AFEM_HOST_DEVICE int row(std::int32_t vertex, std::int32_t* columns, double* weights) const {
+    int t = 0;
+    while (t + 1 < coarse.count && vertex >= coarse.offset[t + 1]) {
+      ++t;
+    }
+    const int f = split ? 0 : t;
+    std::int32_t local = vertex - coarse.offset[t];
+    LineChildren children[D];
+    for (int d = 0; d < D; ++d) {
+      const std::int32_t c = local % (coarse.cells[t][d] + 1);
+      local /= coarse.cells[t][d] + 1;
+      const std::int32_t n = fine.cells[f][d];
+      const int bit = split ? (t >> d) & 1 : 0;
+      children[d] = line_children(c, split ? (n - bit > 0 ? (n - bit) / 2 : 0) : n);
+      if (split) {
+        for (int k = 0; k < children[d].count; ++k) {
+          children[d].index[k] = 2 * children[d].index[k] + bit;
+        }
+      }
+    }
+    int total = 1;
+    for (int d = 0; d < D; ++d) {
+      total *= children[d].count;
+    }
+    // x fastest: the columns come out increasing.
+    for (int q = 0; q < total; ++q) {
+      int rest = q;
+      std::int32_t column = 0;
+      std::int32_t stride = 1;
+      double weight = 1.0;
+      for (int d = 0; d < D; ++d) {
+        const int k = rest % children[d].count;
+        rest /= children[d].count;
+        column += children[d].index[k] * stride;
+        weight *= children[d].weight[k];
+        stride *= fine.cells[f][d] + 1;
+      }
+      columns[q] = fine.offset[f] + column;
+      weights[q] = weight;
+    }
+    return total;
+  }
+};
+
+/// The 1D interpolation weight of a fine vertex m fine cells away from a coarse vertex (1, 0.5 or
+/// 0), on a line without ends.
+AFEM_HOST_DEVICE inline double lattice_weight(int m) {
+  if (m == 0) {
+    return 1.0;
+  }
+  return m == 1 || m == -1 ? 0.5 : 0.0;
+}
+
+/// Offset along axis d (-1, 0 or 1) of tap `tap` of a 3^D stencil (x fastest).
+AFEM_HOST_DEVICE inline int tap_offset(int tap, int d) {
+  for (int e = 0; e < d; ++e) {
+    tap /= 3;
+  }
+  return tap % 3 - 1;
+}
+
+/// The coarse stencil of the Galerkin operator R A P away from the boundary, from the fine
+/// stencil `s` (3^D taps, x fastest): the entries every coarse row gets whose fine neighbourhood
+/// holds `s`. Sums the same terms in the same order as GridGalerkinRows does for such a row, so
+/// both give the same bits.
+template <int D>
+std::array<double, stencil_taps<D>> coarse_stencil(std::span<const double> s) {
+  constexpr int taps = stencil_taps<D>;
+  std::array<double, taps> coarse{};
+  for (int k = 0; k < taps; ++k) {
+    double wk = 1.0;
+    for (int d = 0; d < D; ++d) {
+      wk *= lattice_weight(tap_offset(k, d));
+    }
+    for (int t = 0; t < taps; ++t) {
+      const double term = wk * s[static_cast<std::size_t>(t)];
+      for (int o = 0; o < taps; ++o) {
+        double wp = 1.0;
+        for (int d = 0; d < D; ++d) {
+          wp *= lattice_weight(tap_offset(k, d) + tap_offset(t, d) - 2 * tap_offset(o, d));
+        }
+        if (wp != 0.0) {
+          coarse[static_cast<std::size_t>(o)] += term * wp;
+        }
+      }
+    }
+  }
+  return coarse;
+}
+
+/// Row c of the Galerkin coarse operator R A P of a scalar operator A on the vertices of a grid
+/// of `fine_cells` cells per axis, P the multilinear interpolation from the grid with half the
+/// cells per axis (rounded up). Its pattern is every coarse vertex within one step along each
+/// axis (a superset of the product's when A couples only such neighbours). A row whose fine
+/// neighbourhood (the fine rows R reads, and the interpolation of their columns) is all `flags`
+/// rows away from the ends takes the coarse `stencil`; the others are summed from A's rows. A row
+/// of A that reaches beyond its vertex's neighbours makes row() give -1 (not a grid operator).
+template <int D>
+struct GridGalerkinRows {
+  static constexpr int most = stencil_taps<D>;
+  std::int32_t fine_cells[D] = {};
+  ConstBsrView<1> a;
+  /// The fine rows that hold the fine stencil (empty: none known).
+  memory::ArrayView<const std::uint8_t> flags;
+  /// coarse_stencil() of the fine stencil.
+  std::array<double, most> stencil{};
+
+  [[nodiscard]] AFEM_HOST_DEVICE std::int32_t coarse_vertices(int d) const {
+    return (fine_cells[d] + 1) / 2 + 1;
+  }
+  [[nodiscard]] AFEM_HOST_DEVICE int count(std::int32_t row) const {
+    int count = 1;
+    for (int d = 0; d < D; ++d) {
+      const std::int32_t c = row % coarse_vertices(d);
+      row /= coarse_vertices(d);
+      count *= 1 + (c > 0 ? 1 : 0) + (c + 1 < coarse_vertices(d) ? 1 : 0);
+    }
+    return count;
+  }
+  AFEM_HOST_DEVICE int row(std::int32_t row, std::int32_t* columns, double* values) const {
+    std::int32_t c[D];
+    std::int32_t rest = row;
+    for (int d = 0; d < D; ++d) {
+      c[d] = rest % coarse_vertices(d);
+      rest /= coarse_vertices(d);
+    }
+    double sum[most] = {};
+    if (interior(c)) {
+      for (int o = 0; o < most; ++o) {
+        sum[o] = stencil[static_cast<std::size_t>(o)];
+      }
+    } else if (!accumulate(c, sum)) {
+      return -1;
+    }
+    int k = 0;
+    for (int o = 0; o < most; ++o) {
+      std::int32_t column = row;
+      std::int32_t stride = 1;
+      bool inside = true;
+      for (int d = 0; d < D; ++d) {
+        const int e = tap_offset(o, d);
+        inside = inside && c[d] + e >= 0 && c[d] + e < coarse_vertices(d);
+        column += e * stride;
+        stride *= coarse_vertices(d);
+      }
+      if (inside) {
+        columns[k] = column;
+        values[k] = sum[o];
+        ++k;
+      }
+    }
+    return k;
+  }
+
+private:
+  /// Whether the fine rows 2c - 1 to 2c + 1 along every axis hold the stencil and the
+  /// interpolation of their neighbours 2c - 2 to 2c + 2 is the one without ends.
+  [[nodiscard]] AFEM_HOST_DEVICE bool interior(const std::int32_t* c) const {
+    if (flags.empty()) {
+      return false;
+    }
+    std::int32_t centre = 0;
+    std::int32_t stride = 1;
+    for (int d = 0; d < D; ++d) {
+      if (c[d] < 1 || 2 * c[d] + 2 > fine_cells[d]) {
+        return false;
+      }
+      centre += 2 * c[d] * stride;
+      stride *= fine_cells[d] + 1;
+    }
+    for (int t = 0; t < most; ++t) {
+      std::int32_t at = centre;
+      std::int32_t step = 1;
+      for (int d = 0; d < D; ++d) {
+        at += tap_offset(t, d) * step;
+        step *= fine_cells[d] + 1;
+      }
+      if (flags[static_cast<std::size_t>(at)] == 0) {
+        return false;
+      }
+    }
+    return true;
+  }
+
+  /// sum[o] += R_ck A_kl P_lj over the fine rows k and their entries l, into the slot o of
+  /// coarse vertex j; false when a row of A has a column that is not one of its neighbours.
+  AFEM_HOST_DEVICE bool accumulate(const std::int32_t* c, double* sum) const {
+    LineChildren children[D];
+    std::int32_t fine_stride[D];
+    int total = 1;
+    std::int32_t stride = 1;
+    for (int d = 0; d < D; ++d) {
+      children[d] = line_children(c[d], fine_cells[d]);
+      total *= children[d].count;
+      fine_stride[d] = stride;
+      stride *= fine_cells[d] + 1;
+    }
+    for (int q = 0; q < total; ++q) {
+      // Fine row k (x fastest over R's columns) and the coarse parents of its neighbours.
+      int rest = q;
+      std::int32_t k = 0;
+      double wk = 1.0;
+      std::int32_t m[D];
+      for (int d = 0; d < D; ++d) {
+        const int i = rest % children[d].count;
+        rest /= children[d].count;
+        m[d] = children[d].index[i];
+        k += m[d] * fine_stride[d];
+        wk *= children[d].weight[i];
+      }
+      // For each axis and step e in -1..1 from k: the slots (coarse offset + 1, times the slot
+      // stride of the axis) and weights of the coarse parents of fine vertex m + e.
+      int parent_count[D][3];
+      int parent_slot[D][3][2];
+      double parent_weight_of[D][3][2];
+      int slot_stride = 1;
+      for (int d = 0; d < D; ++d) {
+        for (int e = -1; e <= 1; ++e) {
+          const std::int32_t l = m[d] + e;
+          int& count = parent_count[d][e + 1];
+          count = 0;
+          if (l < 0 || l > fine_cells[d]) {
+            continue;
+          }
+          const LineParents p = line_parents(l, fine_cells[d]);
+          parent_slot[d][e + 1][0] = (p.first - c[d] + 1) * slot_stride;
+          parent_weight_of[d][e + 1][0] = p.second < 0 ? 1.0 : 0.5;
+          count = 1;
+          if (p.second >= 0) {
+            parent_slot[d][e + 1][1] = (p.second - c[d] + 1) * slot_stride;
+            parent_weight_of[d][e + 1][1] = 0.5;
+            count = 2;
+          }
+        }
+        slot_stride *= 3;
+      }
+      // A's row k against the neighbours of k, both increasing.
+      auto j = static_cast<std::size_t>(a.offsets[static_cast<std::size_t>(k)]);
+      const auto end = static_cast<std::size_t>(a.offsets[static_cast<std::size_t>(k) + 1]);
+      for (int t = 0; t < most && j < end; ++t) {
+        std::int32_t column = k;
+        bool inside = true;
+        int e[D];
+        for (int d = 0; d < D; ++d) {
+          e[d] = tap_offset(t, d) + 1;
+          inside = inside && parent_count[d][e[d]] > 0;
+          column += (e[d] - 1) * fine_stride[d];
+        }
+        if (!inside) {
+          continue;
+        }
+        if (a.columns[j] < column) {
+          return false;
+        }
+        if (a.columns[j] > column) {
+          continue;
+        }
+        const double term = wk * a.values[j];
+        ++j;
+        // The coarse parents of the column: products of one parent per axis (at most 2^D).
+        int slot[1 << D];
+        double wp[1 << D];
+        int combinations = 1;
+        slot[0] = 0;
+        wp[0] = 1.0;
+        for (int d = 0; d < D; ++d) {
+          const int ed = e[d];
+          if (parent_count[d][ed] == 2) {
+            for (int p = 0; p < combinations; ++p) {
+              slot[combinations + p] = slot[p] + parent_slot[d][ed][1];
+              wp[combinations + p] = wp[p] * parent_weight_of[d][ed][1];
+            }
+          }
+          for (int p = 0; p < combinations; ++p) {
+            slot[p] += parent_slot[d][ed][0];
+            wp[p] *= parent_weight_of[d][ed][0];
+          }
+          combinations *= parent_count[d][ed];
+        }
+        for (int p = 0; p < combinations; ++p) {
+          sum[slot[p]] += term * wp[p];
+        }
+      }
+      if (j != end) {
+        return false;
+      }
+    }
+    return true;
+  }
+};
+
+/// Block counts of rows.row() (block 0: 0, for the scan into offsets).
+template <class Rows>
+struct RowCounts {
+  Rows rows;
+  memory::ArrayView<std::int32_t> offsets;
+  AFEM_HOST_DEVICE void operator()(std::size_t i) const {
+    offsets[i] = i == 0 ? 0 : rows.count(static_cast<std::int32_t>(i - 1));
+  }
+};
+
+/// Writes rows.row(i) at its offset, each entry w as the block w I; gives 1 for a row that
+/// rows.row() refused (-1), else 0.
+template <int B, class Rows>
+struct RowEntries {
+  Rows rows;
+  memory::ArrayView<const std::int32_t> offsets;
+  memory::ArrayView<std::int32_t> columns;
+  memory::ArrayView<double> values;
+  AFEM_HOST_DEVICE std::int64_t operator()(std::size_t i) const {
+    std::int32_t cols[Rows::most];
+    double weights[Rows::most];
+    const int k = rows.row(static_cast<std::int32_t>(i), cols, weights);
+    if (k < 0) {
+      return 1;
+    }
+    for (int e = 0; e < k; ++e) {
+      const std::size_t at = static_cast<std::size_t>(offsets[i]) + static_cast<std::size_t>(e);
+      columns[at] = cols[e];
+      for (int q = 0; q < B * B; ++q) {
+        values[at * B * B + static_cast<std::size_t>(q)] = q % (B + 1) == 0 ? weights[e] : 0.0;
+      }
+    }
+    return 0;
+  }
+};
+
+/// Makes `p` the BsrMatrix<B> whose block row i is rows.row(i) (at most Rows::most blocks, each
+/// weight * I; rows.count(i) of them), pattern and values, through set_pattern. Gives how many
+/// rows rows.row() refused; when any, `p` is left as it was.
+template <int B, class Rows>
+std::int64_t fill_rows(const Rows& rows, std::int32_t block_rows, std::int32_t block_columns,
+                       BsrMatrix<B>& p, memory::Arena& scratch) {
+  memory::Pool& pool = p.pool();
+  const auto n = static_cast<std::size_t>(block_rows);
+  auto offsets = memory::borrow_temporary<std::int32_t>(pool, n + 1, "BsrMatrix.offsets");
+  const memory::ArrayView<std::int32_t> off = offsets.view();
+  auto policy = memory::arena_policy(scratch, "multigrid.thrust");
+  const auto count = thrust::counting_iterator<std::size_t>(0);
+  thrust::for_each_n(policy, count, n + 1, RowCounts<Rows>{rows, off});
+  thrust::inclusive_scan(policy, off.begin(), off.end(), off.begin());
+  std::int32_t blocks = 0;
+  memory::copy_to_host(std::span<std::int32_t>(&blocks, 1),
+                       memory::ArrayView<const std::int32_t>(off).subview(n, 1), scratch.stream());
+  auto columns = memory::borrow_temporary<std::int32_t>(pool, static_cast<std::size_t>(blocks),
+                                                        "BsrMatrix.columns");
+  auto values = memory::borrow_temporary<double>(pool, static_cast<std::size_t>(blocks) * B * B,
+                                                 "BsrMatrix.values");
+  const std::int64_t refused =
+      thrust::transform_reduce(policy, count, count + static_cast<std::ptrdiff_t>(n),
+                               RowEntries<B, Rows>{rows, off, columns.view(), values.view()},
+                               std::int64_t{0}, thrust::plus<std::int64_t>());
+  if (refused == 0) {
+    p.set_pattern(block_rows, block_columns, std::move(offsets), std::move(columns),
+                  std::move(values));
+  }
+  return refused;
+}
+
+}  // namespace afem::fem::detail

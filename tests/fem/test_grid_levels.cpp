@@ -1,0 +1,231 @@
+// The levels of geometric multigrid on grids: the closed-form restriction is the prolongation's
+// transpose, the row-by-row Galerkin operator is the sparse product R A P (its interior rows from
+// the stencil bit for bit what summing gives), and an operator that couples vertices that are not
+// neighbours is refused there and coarsened by products instead.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "arenafem/fem/bsr_matrix.hpp"
+#include "arenafem/fem/detail/grid_levels.hpp"
+#include "arenafem/fem/multigrid.hpp"
+#include "arenafem/fem/solvers.hpp"
+#include "arenafem/fem/sparse_product.hpp"
+#include "arenafem/fem/stencil_operator.hpp"
+#include "arenafem/geometry/grid.hpp"
+#include "poisson.hpp"
+#include "random_bsr.hpp"
+#include "support/backend.hpp"
+#include "support/backend_test.hpp"
+
+namespace afem::fem {
+namespace {
+
+/// A scalar matrix's arrays on the host.
+test::HostBsr to_host(const BsrMatrix<1>& a) {
+  return {a.block_rows(), a.block_columns(), test::copy_to_host(a.view().offsets),
+          test::copy_to_host(a.view().columns),
+          test::copy_to_host(memory::ArrayView<const double>(a.view().values))};
+}
+
+template <int D>
+detail::Lattices<D> one_lattice(const std::array<std::int32_t, D>& cells) {
+  detail::Lattices<D> lattices;
+  std::copy(cells.begin(), cells.end(), lattices.cells[0]);
+  return lattices;
+}
+
+class GridLevelsTest : public test::BackendTest {
+protected:
+  /// R from its closed form against transpose(P): the same pattern and the same bits.
+  template <int D>
+  void expect_restriction_is_transpose(const std::array<std::int32_t, D>& cells, bool split) {
+    SCOPED_TRACE(std::string("cells ") + std::to_string(cells[0]) + " x " +
+                 std::to_string(cells[1]) + (split ? ", parity split" : ""));
+    const detail::Lattices<D> fine = one_lattice<D>(cells);
+    const detail::Lattices<D> coarse = detail::coarser_lattices(fine, split);
+    BsrMatrix<1> p(*pool_);
+    BsrMatrix<1> r(*pool_);
+    BsrMatrix<1> transposed(*pool_);
+    ASSERT_EQ(detail::fill_rows<1>(detail::GridProlongationRows<D>{fine, coarse, split},
+                                   fine.total(), coarse.total(), p, *arena_),
+              0);
+    ASSERT_EQ(detail::fill_rows<1>(detail::GridRestrictionRows<D>{fine, coarse, split},
+                                   coarse.total(), fine.total(), r, *arena_),
+              0);
+    transpose(p, transposed, *arena_);
+    const test::HostBsr expected = to_host(transposed);
+    const test::HostBsr actual = to_host(r);
+    EXPECT_EQ(actual.rows, expected.rows);
+    EXPECT_EQ(actual.offsets, expected.offsets);
+    EXPECT_EQ(actual.block_columns, expected.block_columns);
+    EXPECT_EQ(actual.values, expected.values);
+  }
+
+  /// The Galerkin rows of `a` (with the stencil of `stencil` when given) against the products
+  /// (R A) P: every product entry is in the rows' pattern with the same value to rounding, and
+  /// the rows' other entries are 0.
+  template <int D>
+  test::HostBsr galerkin_against_products(const BsrMatrix<1>& a,
+                                          const std::array<std::int32_t, D>& cells,
+                                          const StencilOperator* stencil) {
+    const detail::Lattices<D> fine = one_lattice<D>(cells);
+    const detail::Lattices<D> coarse = detail::coarser_lattices(fine, false);
+    BsrMatrix<1> p(*pool_);
+    BsrMatrix<1> r(*pool_);
+    detail::fill_rows<1>(detail::GridProlongationRows<D>{fine, coarse, false}, fine.total(),
+                         coarse.total(), p, *arena_);
+    detail::fill_rows<1>(detail::GridRestrictionRows<D>{fine, coarse, false}, coarse.total(),
+                         fine.total(), r, *arena_);
+    const BsrMatrix<1> ra = sparse_product(r, a, *pool_, *arena_);
+    const BsrMatrix<1> rap = sparse_product(ra, p, *pool_, *arena_);
+
+    detail::GridGalerkinRows<D> rows;
+    std::copy(cells.begin(), cells.end(), rows.fine_cells);
+    rows.a = a.view();
+    if (stencil != nullptr) {
+      rows.flags = stencil->stencil_flags();
+      rows.stencil = detail::coarse_stencil<D>(stencil->stencil());
+    }
+    BsrMatrix<1> c(*pool_);
+    EXPECT_EQ(detail::fill_rows<1>(rows, coarse.total(), coarse.total(), c, *arena_), 0);
+    const test::HostBsr expected = to_host(rap);
+    test::HostBsr actual = to_host(c);
+    EXPECT_EQ(actual.rows, expected.rows);
+    double largest = 0.0;
+    for (const double v : expected.values) {
+      largest = std::max(largest, std::abs(v));
+    }
+    for (std::int32_t row = 0; row < expected.rows; ++row) {
+      const auto i = static_cast<std::size_t>(row);
+      auto e = static_cast<std::size_t>(expected.offsets[i]);
+      for (auto k = static_cast<std::size_t>(actual.offsets[i]);
+           k < static_cast<std::size_t>(actual.offsets[i + 1]); ++k) {
+        const bool in_product = e < static_cast<std::size_t>(expected.offsets[i + 1]) &&
+                                expected.block_columns[e] == actual.block_columns[k];
+        const double want = in_product ? expected.values[e] : 0.0;
+        EXPECT_NEAR(actual.values[k], want, 1e-13 * largest)
+            << "row " << row << ", column " << actual.block_columns[k];
+        e += in_product ? 1 : 0;
+      }
+      EXPECT_EQ(e, static_cast<std::size_t>(expected.offsets[i + 1]))
+          << "row " << row << ": a product entry is missing from the rows' pattern";
+    }
+    return actual;
+  }
+};
+
+TEST_F(GridLevelsTest, RestrictionIsTheProlongationTransposed) {
+  for (const bool split : {false, true}) {
+    expect_restriction_is_transpose<2>({6, 5}, split);
+    expect_restriction_is_transpose<2>({7, 7}, split);
+    expect_restriction_is_transpose<2>({1, 4}, split);
+    expect_restriction_is_transpose<3>({5, 4, 3}, split);
+    expect_restriction_is_transpose<3>({4, 4, 4}, split);
+    expect_restriction_is_transpose<3>({2, 1, 7}, split);
+  }
+  EXPECT_EQ(arena_->stats().live_bytes, 0U);
+}
+
+TEST_F(GridLevelsTest, GalerkinRowsAreTheSparseProductOnEveryGrid) {
+  for (const bool dirichlet : {false, true}) {
+    SCOPED_TRACE(dirichlet ? "Dirichlet rows" : "no Dirichlet rows");
+    for (const std::array<std::int32_t, 2> cells :
+         {std::array<std::int32_t, 2>{9, 7}, std::array<std::int32_t, 2>{12, 2}}) {
+      const geometry::Grid2D grid({0.0, 0.0}, {0.1, 0.1}, cells);
+      const test::Poisson p = test::assemble_poisson(grid, dirichlet, *pool_, *arena_);
+      galerkin_against_products<2>(p.matrix, cells, nullptr);
+    }
+    for (const std::array<std::int32_t, 3> cells :
+         {std::array<std::int32_t, 3>{7, 6, 5}, std::array<std::int32_t, 3>{4, 3, 1}}) {
+      const geometry::Grid3D grid({0.0, 0.0, 0.0}, {0.1, 0.1, 0.1}, cells);
+      const test::Poisson p = test::assemble_poisson(grid, dirichlet, *pool_, *arena_);
+      galerkin_against_products<3>(p.matrix, cells, nullptr);
+    }
+  }
+  EXPECT_EQ(arena_->stats().live_bytes, 0U);
+}
+
+TEST_F(GridLevelsTest, InteriorRowsFromTheStencilAreBitwiseTheSummedOnes) {
+  // Even and odd resolutions: at an odd one the last coarse cell is one fine cell wide.
+  const std::vector<std::array<std::int32_t, 3>> grids = {{12, 12, 12}, {13, 11, 14}};
+  for (const std::array<std::int32_t, 3>& cells : grids) {
+    SCOPED_TRACE("cells " + std::to_string(cells[0]) + " x " + std::to_string(cells[1]) + " x " +
+                 std::to_string(cells[2]));
+    const geometry::Grid3D grid({0.0, 0.0, 0.0}, {0.1, 0.1, 0.1}, cells);
+    const test::Poisson p = test::assemble_poisson(grid, true, *pool_, *arena_);
+    const StencilOperator fine(p.matrix, cells, *arena_);
+    ASSERT_GT(fine.stencil_rows(), 0);
+    const test::HostBsr summed = galerkin_against_products<3>(p.matrix, cells, nullptr);
+    const test::HostBsr from_stencil = galerkin_against_products<3>(p.matrix, cells, &fine);
+    EXPECT_EQ(from_stencil.offsets, summed.offsets);
+    EXPECT_EQ(from_stencil.block_columns, summed.block_columns);
+    EXPECT_EQ(from_stencil.values, summed.values);
+    // The coarse interior rows share one stencil again: the next level finds it.
+    const std::array<std::int32_t, 3> coarse_cells = {(cells[0] + 1) / 2, (cells[1] + 1) / 2,
+                                                      (cells[2] + 1) / 2};
+    const BsrMatrix<1> coarse = test::HostBsr(from_stencil).upload<1>(*pool_);
+    const StencilOperator next(coarse, coarse_cells, *arena_);
+    EXPECT_GE(next.stencil_rows(),
+              std::int64_t{coarse_cells[0] - 3} * (coarse_cells[1] - 3) * (coarse_cells[2] - 3));
+  }
+  EXPECT_EQ(arena_->stats().live_bytes, 0U);
+}
+
+TEST_F(GridLevelsTest, AnOperatorCouplingDistantVerticesIsCoarsenedByProducts) {
+  const std::int32_t n = 12;
+  const std::array<std::int32_t, 2> cells = {n, n};
+  const geometry::Grid2D grid({0.0, 0.0}, {1.0 / n, 1.0 / n}, cells);
+  const test::Poisson p = test::assemble_poisson(grid, false, *pool_, *arena_);
+  // The Laplacian plus a mass, and vertex 0 coupled to the last vertex: still symmetric positive
+  // definite, no longer a grid operator.
+  test::HostBsr host = to_host(p.matrix);
+  const std::int32_t last = host.rows - 1;
+  test::HostBsr coupled{host.rows, host.columns, {0}, {}, {}};
+  for (std::int32_t row = 0; row < host.rows; ++row) {
+    const auto i = static_cast<std::size_t>(row);
+    if (row == last) {
+      coupled.block_columns.push_back(0);
+      coupled.values.push_back(-0.1);
+    }
+    for (auto k = static_cast<std::size_t>(host.offsets[i]);
+         k < static_cast<std::size_t>(host.offsets[i + 1]); ++k) {
+      coupled.block_columns.push_back(host.block_columns[k]);
+      coupled.values.push_back(host.values[k] + (host.block_columns[k] == row ? 0.5 : 0.0));
+    }
+    if (row == 0) {
+      coupled.block_columns.push_back(last);
+      coupled.values.push_back(-0.1);
+    }
+    coupled.offsets.push_back(static_cast<std::int32_t>(coupled.block_columns.size()));
+  }
+  const BsrMatrix<1> a = coupled.upload<1>(*pool_);
+  const detail::Lattices<2> fine = one_lattice<2>(cells);
+  detail::GridGalerkinRows<2> rows;
+  std::copy(cells.begin(), cells.end(), rows.fine_cells);
+  rows.a = a.view();
+  BsrMatrix<1> c(*pool_);
+  const std::uint64_t before = c.pattern_id();
+  const std::int32_t coarse = detail::coarser_lattices(fine, false).total();
+  EXPECT_GT(detail::fill_rows<1>(rows, coarse, coarse, c, *arena_), 0);
+  EXPECT_EQ(c.pattern_id(), before);
+  EXPECT_EQ(c.rows(), 0);
+
+  // The multigrid coarsens it by products and still converges.
+  const Multigrid<1> mg(a, cells, *arena_);
+  auto x = memory::borrow_temporary<double>(*pool_, static_cast<std::size_t>(a.rows()), "test.x");
+  fill(x.view(), 0.0, *arena_);
+  const SolveResult result = cg(as_operator(a), memory::ArrayView<const double>(p.rhs.view()),
+                                x.view(), *arena_, {.tolerance = 1e-8, .max_iterations = 200}, mg);
+  EXPECT_LE(result.residual, 1e-8);
+  EXPECT_LE(result.iterations, 15);
+  EXPECT_EQ(arena_->stats().live_bytes, 0U);
+}
+
+}  // namespace
+}  // namespace afem::fem
