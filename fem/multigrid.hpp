@@ -11,12 +11,15 @@
 /// takes it as its preconditioner: cg(as_operator(a), b, x, scratch, options, multigrid).
 
 #include <thrust/for_each.h>
+#include <thrust/functional.h>
 #include <thrust/iterator/counting_iterator.h>
 #include <thrust/scan.h>
+#include <thrust/transform_reduce.h>
 
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <span>
@@ -88,6 +91,30 @@ inline void fill_lanczos_start(memory::ArrayView<double> x, memory::Arena& scrat
                      });
 }
 
+/// w_i = root_i w_i (D^-1/2 A D^-1/2 v from A D^-1/2 v); gives w_i v_i (summed: alpha).
+struct LanczosScaleDot {
+  memory::ArrayView<double> w;
+  memory::ArrayView<const double> v;
+  memory::ArrayView<const double> root;
+  AFEM_HOST_DEVICE double operator()(std::size_t i) const {
+    w[i] *= root[i];
+    return w[i] * v[i];
+  }
+};
+
+/// w_i -= alpha v_i + beta p_i; gives w_i^2 (summed: beta^2).
+struct LanczosOrthogonalize {
+  memory::ArrayView<double> w;
+  memory::ArrayView<const double> v;
+  memory::ArrayView<const double> p;
+  double alpha = 0.0;
+  double beta = 0.0;
+  AFEM_HOST_DEVICE double operator()(std::size_t i) const {
+    w[i] -= alpha * v[i] + beta * p[i];
+    return w[i] * w[i];
+  }
+};
+
 /// Steps of the Lanczos estimate of the largest eigenvalue of D^-1 A.
 inline constexpr int lanczos_steps = 12;
 
@@ -104,41 +131,45 @@ double estimate_largest_eigenvalue(const BsrMatrix<B>& a, const StencilOperator*
   auto us = memory::borrow_temporary<double>(scratch, n, "multigrid.lanczos_u");
   auto ws = memory::borrow_temporary<double>(scratch, n, "multigrid.lanczos_w");
   auto previous = memory::borrow_temporary<double>(scratch, n, "multigrid.lanczos_previous");
+  auto roots = memory::borrow_temporary<double>(scratch, n, "multigrid.lanczos_root");
   const memory::ArrayView<double> v = start;
   const memory::ArrayView<double> u = us.view();
   const memory::ArrayView<double> w = ws.view();
   const memory::ArrayView<double> p = previous.view();
+  const memory::ArrayView<double> root = roots.view();
   auto policy = memory::arena_policy(scratch, "multigrid.thrust");
   const auto count = thrust::counting_iterator<std::size_t>(0);
-  fill(p, 0.0, scratch);
   const double start_norm = norm(v, scratch);
   if (!(start_norm > 0.0)) {
     return 0.0;
   }
-  scale(v, 1.0 / start_norm, scratch);
+  // Each step is the product and three passes: w = D^-1/2 w with alpha = w . v, w minus its
+  // projections with beta = |w|, and v = w / beta with u = D^-1/2 v for the next product.
+  const double inverse_start = 1.0 / start_norm;
+  thrust::for_each_n(policy, count, n, [=] AFEM_HOST_DEVICE(std::size_t i) {
+    root[i] = std::sqrt(inverse_diagonal[i]);
+    p[i] = 0.0;
+    v[i] *= inverse_start;
+    u[i] = root[i] * v[i];
+  });
   Eigen::Matrix<double, lanczos_steps, lanczos_steps> t =
       Eigen::Matrix<double, lanczos_steps, lanczos_steps>::Zero();
   double beta = 0.0;
   int steps = 0;
   for (; steps < lanczos_steps; ++steps) {
-    thrust::for_each_n(policy, count, n, [=] AFEM_HOST_DEVICE(std::size_t i) {
-      u[i] = std::sqrt(inverse_diagonal[i]) * v[i];
-    });
     if (stencil != nullptr) {
       stencil->apply(u, w, scratch);
     } else {
       spmv(a, u, w, scratch);
     }
-    thrust::for_each_n(policy, count, n, [=] AFEM_HOST_DEVICE(std::size_t i) {
-      w[i] *= std::sqrt(inverse_diagonal[i]);
-    });
-    const double alpha = dot(w, v, scratch);
+    const double alpha =
+        thrust::transform_reduce(policy, count, count + static_cast<std::ptrdiff_t>(n),
+                                 LanczosScaleDot{w, v, root}, 0.0, thrust::plus<double>());
     t(steps, steps) = alpha;
     const double beta_before = beta;
-    thrust::for_each_n(policy, count, n, [=] AFEM_HOST_DEVICE(std::size_t i) {
-      w[i] -= alpha * v[i] + beta_before * p[i];
-    });
-    beta = norm(w, scratch);
+    beta = std::sqrt(thrust::transform_reduce(policy, count, count + static_cast<std::ptrdiff_t>(n),
+                                              LanczosOrthogonalize{w, v, p, alpha, beta_before},
+                                              0.0, thrust::plus<double>()));
     if (steps + 1 < lanczos_steps) {
       t(steps, steps + 1) = beta;
       t(steps + 1, steps) = beta;
@@ -148,10 +179,12 @@ double estimate_largest_eigenvalue(const BsrMatrix<B>& a, const StencilOperator*
       ++steps;
       break;
     }
-    copy(v, p, scratch);
     const double inverse_beta = 1.0 / beta;
-    thrust::for_each_n(policy, count, n,
-                       [=] AFEM_HOST_DEVICE(std::size_t i) { v[i] = w[i] * inverse_beta; });
+    thrust::for_each_n(policy, count, n, [=] AFEM_HOST_DEVICE(std::size_t i) {
+      p[i] = v[i];
+      v[i] = w[i] * inverse_beta;
+      u[i] = root[i] * v[i];
+    });
   }
   // Unused rows of T (a Lanczos run that ended early) repeat its first Ritz value, which
   // changes nothing of the largest one.
@@ -165,15 +198,28 @@ double estimate_largest_eigenvalue(const BsrMatrix<B>& a, const StencilOperator*
   return ritz + residual;
 }
 
-/// out[i] = 1 / a_ii from the diagonal blocks `d` (B * B per block row); gives n where a_ii > 0,
-/// else i (reduced by minimum: the first bad row).
+/// out[i] = 1 / a_ii, the diagonal block found by bisection of its row's increasing columns (0
+/// without one); gives n where a_ii > 0, else i (reduced by minimum: the first bad row).
 template <int B>
 struct InvertScalarDiagonal {
-  memory::ArrayView<const double> d;
+  ConstBsrView<B> m;
   memory::ArrayView<double> out;
   std::size_t n = 0;
   AFEM_HOST_DEVICE std::size_t operator()(std::size_t i) const {
-    const double value = d[(i / B) * B * B + (i % B) * (B + 1)];
+    const std::size_t row = i / B;
+    auto first = static_cast<std::size_t>(m.offsets[row]);
+    auto last = static_cast<std::size_t>(m.offsets[row + 1]);
+    while (first < last) {
+      const std::size_t middle = first + (last - first) / 2;
+      if (static_cast<std::size_t>(m.columns[middle]) < row) {
+        first = middle + 1;
+      } else {
+        last = middle;
+      }
+    }
+    const bool found = first < static_cast<std::size_t>(m.offsets[row + 1]) &&
+                       static_cast<std::size_t>(m.columns[first]) == row;
+    const double value = found ? m.values[first * B * B + (i % B) * (B + 1)] : 0.0;
     out[i] = value > 0.0 ? 1.0 / value : 0.0;
     return value > 0.0 ? n : i;
   }
@@ -341,12 +387,9 @@ public:
       if (!split && coarse.total() == fine.total()) {
         break;
       }
-      Level& l = level_at(level);
-      detail::fill_rows<B>(detail::GridProlongationRows<static_cast<int>(D)>{fine, coarse, split},
-                           current->block_rows(), coarse.total(), l.prolongation, scratch);
-      detail::fill_rows<B>(detail::GridRestrictionRows<static_cast<int>(D)>{fine, coarse, split},
-                           coarse.total(), current->block_rows(), l.restriction, scratch);
-      current = &coarsen_on_grid<static_cast<int>(D)>(level, *current, fine, split, scratch);
+      set_transfers<static_cast<int>(D)>(level, fine, coarse, split, scratch);
+      current =
+          &coarsen_on_grid<static_cast<int>(D)>(level, *current, fine, coarse, split, scratch);
       fine = coarse;
       ++level;
       set_stencil<static_cast<int>(D)>(level, *current, fine, scratch);
@@ -364,6 +407,7 @@ public:
     std::size_t level = 0;
     const BsrMatrix<B>* current = &a;
     level_at(level).stencil.reset();
+    level_at(level).transfer_dimension = 0;
     set_smoother(level, *current, scratch);
     while (level + 1 < static_cast<std::size_t>(options_.max_levels) &&
            current->rows() > options_.coarse_rows) {
@@ -375,6 +419,7 @@ public:
       current = &galerkin_product(level, *current, scratch);
       ++level;
       level_at(level).stencil.reset();
+      level_at(level).transfer_dimension = 0;
       set_smoother(level, *current, scratch);
     }
     finish(level, *current, scratch);
@@ -427,7 +472,76 @@ private:
     /// The operator applied through its interior stencil (scalar geometric levels of one
     /// lattice); empty on the others.
     std::optional<StencilOperator> stencil;
+    /// 2 or 3 where R and P are applied line by line on the grid of `transfer_cells` cells per
+    /// axis (geometric levels of one lattice on the CPU; the matrices are then empty), else 0.
+    int transfer_dimension = 0;
+    std::array<std::int32_t, 3> transfer_cells{};
   };
+
+  /// b = R r from level l to level l + 1.
+  void restrict_to_coarse(const Level& level, memory::ArrayView<const double> r,
+                          memory::ArrayView<double> b, memory::Arena& scratch) const {
+    auto policy = memory::arena_policy(scratch, "multigrid.thrust");
+    const auto count = thrust::counting_iterator<std::int64_t>(0);
+    const auto& cells = level.transfer_cells;
+    const std::int64_t coarse_y = (cells[1] + 1) / 2 + 1;
+    if (level.transfer_dimension == 2) {
+      thrust::for_each_n(policy, count, coarse_y,
+                         detail::GridRestrictLines<2, B>{{cells[0], cells[1]}, r, b});
+    } else if (level.transfer_dimension == 3) {
+      thrust::for_each_n(policy, count, coarse_y * ((cells[2] + 1) / 2 + 1),
+                         detail::GridRestrictLines<3, B>{{cells[0], cells[1], cells[2]}, r, b});
+    } else {
+      spmv(level.restriction, r, b, scratch);
+    }
+  }
+
+  /// x += P xc from level l + 1 to level l (`d`: scratch of level l's size).
+  void prolong_add(const Level& level, memory::ArrayView<const double> xc,
+                   memory::ArrayView<double> x, memory::ArrayView<double> d,
+                   memory::Arena& scratch) const {
+    auto policy = memory::arena_policy(scratch, "multigrid.thrust");
+    const auto count = thrust::counting_iterator<std::int64_t>(0);
+    const auto& cells = level.transfer_cells;
+    const std::int64_t fine_y = cells[1] + 1;
+    if (level.transfer_dimension == 2) {
+      thrust::for_each_n(policy, count, fine_y,
+                         detail::GridProlongAddLines<2, B>{{cells[0], cells[1]}, xc, x});
+    } else if (level.transfer_dimension == 3) {
+      thrust::for_each_n(policy, count, fine_y * (cells[2] + 1),
+                         detail::GridProlongAddLines<3, B>{{cells[0], cells[1], cells[2]}, xc, x});
+    } else {
+      spmv(level.prolongation, xc, d, scratch);
+      axpby(1.0, d, 1.0, x, scratch);
+    }
+  }
+
+  /// Level l's transfers to the coarser lattices: line by line on one lattice on the CPU, else
+  /// the matrices P and R.
+  template <int D>
+  void set_transfers(std::size_t l, const detail::Lattices<D>& fine,
+                     const detail::Lattices<D>& coarse, bool split, memory::Arena& scratch) {
+    Level& level = level_at(l);
+    if (!has_cuda && !split && fine.count == 1) {
+      level.transfer_dimension = D;
+      std::copy_n(fine.cells[0], D, level.transfer_cells.begin());
+      level.prolongation.set_pattern(0, 0, {}, {}, {});
+      level.restriction.set_pattern(0, 0, {}, {}, {});
+      return;
+    }
+    level.transfer_dimension = 0;
+    fill_transfer_matrices(level, fine, coarse, split, scratch);
+  }
+
+  template <int D>
+  static void fill_transfer_matrices(Level& level, const detail::Lattices<D>& fine,
+                                     const detail::Lattices<D>& coarse, bool split,
+                                     memory::Arena& scratch) {
+    detail::fill_rows<B>(detail::GridProlongationRows<D>{fine, coarse, split}, fine.total(),
+                         coarse.total(), level.prolongation, scratch);
+    detail::fill_rows<B>(detail::GridRestrictionRows<D>{fine, coarse, split}, coarse.total(),
+                         fine.total(), level.restriction, scratch);
+  }
 
   /// y = alpha A_l x + beta y on level l: from the level's stencil where it has one (bit for bit
   /// the same as the matrix's product).
@@ -512,27 +626,29 @@ private:
   /// vertices that are not neighbours) by sparse products.
   template <int D>
   const BsrMatrix<B>& coarsen_on_grid(std::size_t l, const BsrMatrix<B>& a,
-                                      const detail::Lattices<D>& fine, bool split,
+                                      const detail::Lattices<D>& fine,
+                                      const detail::Lattices<D>& coarse, bool split,
                                       memory::Arena& scratch) {
     if constexpr (B == 1) {
       if (!split && fine.count == 1) {
         detail::GridGalerkinRows<D> rows;
         std::copy_n(fine.cells[0], D, rows.fine_cells);
         rows.a = a.view();
-        const Level& level = level_at(l);
-        if (level.stencil && level.stencil->stencil_rows() > 0) {
-          rows.flags = level.stencil->stencil_flags();
-          rows.stencil = detail::coarse_stencil<D>(level.stencil->stencil());
+        const Level& fine_level = level_at(l);
+        if (fine_level.stencil && fine_level.stencil->stencil_rows() > 0) {
+          rows.flags = fine_level.stencil->stencil_flags();
+          rows.stencil = detail::coarse_stencil<D>(fine_level.stencil->stencil());
         }
-        std::int32_t coarse_rows = 1;
-        for (int d = 0; d < D; ++d) {
-          coarse_rows *= rows.coarse_vertices(d);
-        }
-        BsrMatrix<B>& coarse = level_at(l + 1).operator_;
-        if (detail::fill_rows<1>(rows, coarse_rows, coarse_rows, coarse, scratch) == 0) {
-          return coarse;
+        BsrMatrix<B>& product = level_at(l + 1).operator_;
+        if (detail::fill_rows<1>(rows, coarse.total(), coarse.total(), product, scratch) == 0) {
+          return product;
         }
       }
+    }
+    Level& level = level_at(l);
+    if (level.transfer_dimension != 0) {
+      // The products need the matrices; the cycle keeps applying the transfers line by line.
+      fill_transfer_matrices(level, fine, coarse, split, scratch);
     }
     return galerkin_product(l, a, scratch);
   }
@@ -541,15 +657,13 @@ private:
   void set_smoother(std::size_t l, const BsrMatrix<B>& a, memory::Arena& scratch) {
     Level& level = level_at(l);
     const auto n = static_cast<std::size_t>(a.rows());
-    auto blocks = memory::borrow_temporary<double>(scratch, n * B, "multigrid.diagonal_blocks");
-    block_diagonal(a, blocks.view(), scratch);
     auto inverse = memory::borrow_temporary<double>(fine_->pool(), n, "Multigrid.inverse_diagonal");
     auto policy = memory::arena_policy(scratch, "multigrid.thrust");
     const std::size_t bad =
         thrust::transform_reduce(policy, thrust::counting_iterator<std::size_t>(0),
                                  thrust::counting_iterator<std::size_t>(n),
-                                 detail::InvertScalarDiagonal<B>{blocks.view(), inverse.view(), n},
-                                 n, thrust::minimum<std::size_t>());
+                                 detail::InvertScalarDiagonal<B>{a.view(), inverse.view(), n}, n,
+                                 thrust::minimum<std::size_t>());
     if (bad != n) {
       throw SolverError("Multigrid: the diagonal entry of row " + std::to_string(bad) +
                             " of level " + std::to_string(l) +
@@ -627,13 +741,12 @@ private:
     // r = b - A x, restricted
     copy(b, rs.view(), scratch);
     apply_operator(level, a, x, rs.view(), scratch, -1.0, 1.0);
-    const auto coarse_n = static_cast<std::size_t>(level.restriction.rows());
+    const auto coarse_n = static_cast<std::size_t>(operator_at(static_cast<int>(l) + 1).rows());
     auto bc = memory::borrow_temporary<double>(scratch, coarse_n, "multigrid.coarse_rhs");
     auto xc = memory::borrow_temporary<double>(scratch, coarse_n, "multigrid.coarse_x");
-    spmv(level.restriction, rs.view(), bc.view(), scratch);
+    restrict_to_coarse(level, rs.view(), bc.view(), scratch);
     cycle(l + 1, bc.view(), xc.view(), scratch);
-    spmv(level.prolongation, xc.view(), ds.view(), scratch);
-    axpby(1.0, ds.view(), 1.0, x, scratch);
+    prolong_add(level, xc.view(), x, ds.view(), scratch);
     smooth(level, a, b, x, rs.view(), ds.view(), false, scratch);
   }
 

@@ -505,6 +505,116 @@ private:
   }
 };
 
+/// b = R r between the vertices of a grid of `fine_cells` cells per axis and the grid with half the
+/// cells (rounded up), B unknowns per vertex, without a matrix: one coarse line along x per call.
+/// Each coarse value sums its fine lines (increasing) of its x children (increasing).
+template <int D, int B>
+struct GridRestrictLines {
+  std::int32_t fine_cells[D] = {};
+  memory::ArrayView<const double> r;
+  memory::ArrayView<double> b;
+  AFEM_HOST_DEVICE void operator()(std::int64_t line) const {
+    const std::int32_t n = fine_cells[0];
+    const std::int32_t coarse_x = (n + 1) / 2 + 1;
+    const std::int32_t coarse_y = (fine_cells[1] + 1) / 2 + 1;
+    const auto c1 = static_cast<std::int32_t>(line % coarse_y);
+    const auto c2 = static_cast<std::int32_t>(line / coarse_y);
+    const LineChildren y = line_children(c1, fine_cells[1]);
+    LineChildren z;
+    z.count = 1;
+    z.weight[0] = 1.0;
+    if constexpr (D == 3) {
+      z = line_children(c2, fine_cells[2]);
+    }
+    double* __restrict__ out = &b[static_cast<std::size_t>(line) * coarse_x * B];
+    for (std::int32_t i = 0; i < coarse_x * B; ++i) {
+      out[i] = 0.0;
+    }
+    // Coarse vertices 1 <= c with 2c + 2 <= n read fine 2c - 1, 2c, 2c + 1 with 1/2, 1, 1/2.
+    const std::int32_t regular_end = n / 2;
+    for (int kz = 0; kz < z.count; ++kz) {
+      for (int ky = 0; ky < y.count; ++ky) {
+        const double w = z.weight[kz] * y.weight[ky];
+        const std::int64_t fine_line =
+            std::int64_t{z.index[kz]} * (fine_cells[1] + 1) + y.index[ky];
+        const double* __restrict__ in = &r[static_cast<std::size_t>(fine_line) * (n + 1) * B];
+        for (std::int32_t c = 1; c < regular_end; ++c) {
+          for (int u = 0; u < B; ++u) {
+            const std::int32_t at = 2 * c * B + u;
+            out[c * B + u] += w * ((0.5 * in[at - B] + in[at]) + 0.5 * in[at + B]);
+          }
+        }
+        for (std::int32_t c = 0; c < coarse_x; c = c == 0 ? std::max(regular_end, 1) : c + 1) {
+          const LineChildren x = line_children(c, n);
+          for (int u = 0; u < B; ++u) {
+            double sum = 0.0;
+            for (int k = 0; k < x.count; ++k) {
+              sum += x.weight[k] * in[x.index[k] * B + u];
+            }
+            out[c * B + u] += w * sum;
+          }
+        }
+      }
+    }
+  }
+};
+
+/// x += P xc from the grid with half the cells (rounded up) to the vertices of a grid of
+/// `fine_cells` cells per axis, B unknowns per vertex, without a matrix: one fine line along x per
+/// call. Each fine value adds the multilinear interpolation of its coarse lines (increasing).
+template <int D, int B>
+struct GridProlongAddLines {
+  std::int32_t fine_cells[D] = {};
+  memory::ArrayView<const double> xc;
+  memory::ArrayView<double> x;
+  AFEM_HOST_DEVICE void operator()(std::int64_t line) const {
+    const std::int32_t n = fine_cells[0];
+    const std::int32_t coarse_x = (n + 1) / 2 + 1;
+    const std::int32_t coarse_y = (fine_cells[1] + 1) / 2 + 1;
+    const auto j = static_cast<std::int32_t>(line % (fine_cells[1] + 1));
+    const auto k = static_cast<std::int32_t>(line / (fine_cells[1] + 1));
+    // The coarse lines this fine line interpolates (1 to 4) and their weights.
+    const LineParents y = line_parents(j, fine_cells[1]);
+    LineParents z{0, -1};
+    if constexpr (D == 3) {
+      z = line_parents(k, fine_cells[2]);
+    }
+    const double* from[4] = {};
+    double weight[4] = {};
+    int lines = 0;
+    for (int kz = 0; kz < (z.second < 0 ? 1 : 2); ++kz) {
+      for (int ky = 0; ky < (y.second < 0 ? 1 : 2); ++ky) {
+        const std::int32_t cz = kz == 0 ? z.first : z.second;
+        const std::int32_t cy = ky == 0 ? y.first : y.second;
+        from[lines] = &xc[(static_cast<std::size_t>(cz) * coarse_y + static_cast<std::size_t>(cy)) *
+                          coarse_x * B];
+        weight[lines] = (z.second < 0 ? 1.0 : 0.5) * (y.second < 0 ? 1.0 : 0.5);
+        ++lines;
+      }
+    }
+    double* __restrict__ out = &x[static_cast<std::size_t>(line) * (n + 1) * B];
+    for (int u = 0; u < B; ++u) {
+      double here = 0.0;
+      for (int q = 0; q < lines; ++q) {
+        here += weight[q] * from[q][u];
+      }
+      for (std::int32_t c = 0; 2 * c <= n; ++c) {
+        out[2 * c * B + u] += here;
+        if (2 * c + 1 > n) {
+          break;
+        }
+        double next = 0.0;
+        for (int q = 0; q < lines; ++q) {
+          next += weight[q] * from[q][(c + 1) * B + u];
+        }
+        // An odd last vertex has the last coarse vertex alone.
+        out[(2 * c + 1) * B + u] += 2 * c + 1 == n ? next : 0.5 * (here + next);
+        here = next;
+      }
+    }
+  }
+};
+
 /// Block counts of rows.row() (block 0: 0, for the scan into offsets).
 template <class Rows>
 struct RowCounts {

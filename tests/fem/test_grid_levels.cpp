@@ -11,12 +11,16 @@
 #include <string>
 #include <vector>
 
+#include <thrust/for_each.h>
+#include <thrust/iterator/counting_iterator.h>
+
 #include "arenafem/fem/bsr_matrix.hpp"
 #include "arenafem/fem/detail/grid_levels.hpp"
 #include "arenafem/fem/multigrid.hpp"
 #include "arenafem/fem/solvers.hpp"
 #include "arenafem/fem/sparse_product.hpp"
 #include "arenafem/fem/stencil_operator.hpp"
+#include "arenafem/fem/vector_ops.hpp"
 #include "arenafem/geometry/grid.hpp"
 #include "poisson.hpp"
 #include "random_bsr.hpp"
@@ -65,6 +69,74 @@ protected:
     EXPECT_EQ(actual.offsets, expected.offsets);
     EXPECT_EQ(actual.block_columns, expected.block_columns);
     EXPECT_EQ(actual.values, expected.values);
+  }
+
+  /// R r and x + P xc line by line against the products with the matrices R and P (B unknowns
+  /// per vertex): equal to rounding.
+  template <int D, int B>
+  void expect_lines_are_the_matrices(const std::array<std::int32_t, D>& cells) {
+    SCOPED_TRACE("cells " + std::to_string(cells[0]) + " x " + std::to_string(cells[1]) + ", " +
+                 std::to_string(B) + " unknowns");
+    const detail::Lattices<D> fine = one_lattice<D>(cells);
+    const detail::Lattices<D> coarse = detail::coarser_lattices(fine, false);
+    BsrMatrix<B> p(*pool_);
+    BsrMatrix<B> r(*pool_);
+    detail::fill_rows<B>(detail::GridProlongationRows<D>{fine, coarse, false}, fine.total(),
+                         coarse.total(), p, *arena_);
+    detail::fill_rows<B>(detail::GridRestrictionRows<D>{fine, coarse, false}, coarse.total(),
+                         fine.total(), r, *arena_);
+    const auto n = static_cast<std::size_t>(p.rows());
+    const auto nc = static_cast<std::size_t>(r.rows());
+    auto fine_x = memory::borrow_temporary<double>(*pool_, n, "test.fine");
+    auto coarse_x = memory::borrow_temporary<double>(*pool_, nc, "test.coarse");
+    auto expected = memory::borrow_temporary<double>(*pool_, std::max(n, nc), "test.expected");
+    auto actual = memory::borrow_temporary<double>(*pool_, std::max(n, nc), "test.actual");
+    std::vector<double> host_fine(n);
+    std::vector<double> host_coarse(nc);
+    for (std::size_t i = 0; i < n; ++i) {
+      host_fine[i] = std::sin(0.7 * static_cast<double>(i)) + 0.1 * static_cast<double>(i % 3);
+    }
+    for (std::size_t i = 0; i < nc; ++i) {
+      host_coarse[i] = std::cos(0.3 * static_cast<double>(i)) - 0.2 * static_cast<double>(i % 5);
+    }
+    test::copy_to_device(fine_x.view(), host_fine);
+    test::copy_to_device(coarse_x.view(), host_coarse);
+    auto policy = memory::arena_policy(*arena_, "test.thrust");
+    const auto count = thrust::counting_iterator<std::int64_t>(0);
+    detail::GridRestrictLines<D, B> restrict_lines;
+    std::copy(cells.begin(), cells.end(), restrict_lines.fine_cells);
+    restrict_lines.r = fine_x.view();
+    restrict_lines.b = actual.view().subview(0, nc);
+    std::int64_t coarse_lines = 1;
+    std::int64_t fine_lines = 1;
+    for (int d = 1; d < D; ++d) {
+      coarse_lines *= (cells[static_cast<std::size_t>(d)] + 1) / 2 + 1;
+      fine_lines *= cells[static_cast<std::size_t>(d)] + 1;
+    }
+    thrust::for_each_n(policy, count, coarse_lines, restrict_lines);
+    spmv(r, memory::ArrayView<const double>(fine_x.view()), expected.view().subview(0, nc),
+         *arena_);
+    expect_near(actual.view().subview(0, nc), expected.view().subview(0, nc));
+
+    detail::GridProlongAddLines<D, B> prolong_lines;
+    std::copy(cells.begin(), cells.end(), prolong_lines.fine_cells);
+    prolong_lines.xc = coarse_x.view();
+    prolong_lines.x = actual.view().subview(0, n);
+    copy(fine_x.view(), actual.view().subview(0, n), *arena_);
+    copy(fine_x.view(), expected.view().subview(0, n), *arena_);
+    thrust::for_each_n(policy, count, fine_lines, prolong_lines);
+    spmv(p, memory::ArrayView<const double>(coarse_x.view()), expected.view().subview(0, n),
+         *arena_, 1.0, 1.0);
+    expect_near(actual.view().subview(0, n), expected.view().subview(0, n));
+  }
+
+  static void expect_near(memory::ArrayView<const double> actual,
+                          memory::ArrayView<const double> expected) {
+    const std::vector<double> a = test::copy_to_host(actual);
+    const std::vector<double> e = test::copy_to_host(expected);
+    for (std::size_t i = 0; i < e.size(); ++i) {
+      EXPECT_NEAR(a[i], e[i], 1e-14 * (1.0 + std::abs(e[i]))) << "entry " << i;
+    }
   }
 
   /// The Galerkin rows of `a` (with the stencil of `stencil` when given) against the products
@@ -129,6 +201,17 @@ TEST_F(GridLevelsTest, RestrictionIsTheProlongationTransposed) {
     expect_restriction_is_transpose<3>({4, 4, 4}, split);
     expect_restriction_is_transpose<3>({2, 1, 7}, split);
   }
+  EXPECT_EQ(arena_->stats().live_bytes, 0U);
+}
+
+TEST_F(GridLevelsTest, TransfersLineByLineAreTheMatrices) {
+  expect_lines_are_the_matrices<2, 1>({8, 6});
+  expect_lines_are_the_matrices<2, 1>({7, 9});
+  expect_lines_are_the_matrices<2, 2>({1, 5});
+  expect_lines_are_the_matrices<2, 3>({2, 3});
+  expect_lines_are_the_matrices<3, 1>({6, 5, 7});
+  expect_lines_are_the_matrices<3, 1>({1, 1, 4});
+  expect_lines_are_the_matrices<3, 3>({5, 4, 3});
   EXPECT_EQ(arena_->stats().live_bytes, 0U);
 }
 
