@@ -635,9 +635,15 @@ private:
         std::copy_n(fine.cells[0], D, rows.fine_cells);
         rows.a = a.view();
         const Level& fine_level = level_at(l);
+        constexpr auto taps = static_cast<std::size_t>(detail::stencil_taps<D>);
+        auto table = memory::borrow_temporary<double>(scratch, taps * taps, "multigrid.galerkin");
         if (fine_level.stencil && fine_level.stencil->stencil_rows() > 0) {
+          const detail::GalerkinStencils<D> g =
+              detail::galerkin_stencils<D>(fine_level.stencil->stencil());
+          memory::copy_to_device(table.view(), std::span<const double>(g.rows), scratch.stream());
           rows.flags = fine_level.stencil->stencil_flags();
-          rows.stencil = detail::coarse_stencil<D>(fine_level.stencil->stencil());
+          rows.stencil_rows = table.view();
+          rows.stencil = g.coarse;
         }
         BsrMatrix<B>& product = level_at(l + 1).operator_;
         if (detail::fill_rows<1>(rows, coarse.total(), coarse.total(), product, scratch) == 0) {

@@ -275,42 +275,50 @@ AFEM_HOST_DEVICE inline int tap_offset(int tap, int d) {
   return tap % 3 - 1;
 }
 
-/// The coarse stencil of the Galerkin operator R A P away from the boundary, from the fine
-/// stencil `s` (3^D taps, x fastest): the entries every coarse row gets whose fine neighbourhood
-/// holds `s`. Sums the same terms in the same order as GridGalerkinRows does for such a row, so
-/// both give the same bits.
+/// What the Galerkin rows take from the fine stencil s (3^D taps, x fastest): `rows[k * taps +
+/// o]`, the contribution of a fine stencil row at offset k from 2c (k, o taps) to slot o of coarse
+/// row c, R_ck sum_t s_t P_(k+t),(c+o); and `coarse`, the rows summed over k in order: the coarse
+/// stencil, the row of every coarse vertex whose fine neighbourhood holds s.
 template <int D>
-std::array<double, stencil_taps<D>> coarse_stencil(std::span<const double> s) {
-  constexpr int taps = stencil_taps<D>;
+struct GalerkinStencils {
+  static constexpr std::size_t taps = stencil_taps<D>;
+  std::array<double, taps * taps> rows{};
   std::array<double, taps> coarse{};
+};
+template <int D>
+GalerkinStencils<D> galerkin_stencils(std::span<const double> s) {
+  constexpr int taps = stencil_taps<D>;
+  GalerkinStencils<D> g;
   for (int k = 0; k < taps; ++k) {
     double wk = 1.0;
     for (int d = 0; d < D; ++d) {
       wk *= lattice_weight(tap_offset(k, d));
     }
-    for (int t = 0; t < taps; ++t) {
-      const double term = wk * s[static_cast<std::size_t>(t)];
-      for (int o = 0; o < taps; ++o) {
+    for (int o = 0; o < taps; ++o) {
+      double sum = 0.0;
+      for (int t = 0; t < taps; ++t) {
         double wp = 1.0;
         for (int d = 0; d < D; ++d) {
           wp *= lattice_weight(tap_offset(k, d) + tap_offset(t, d) - 2 * tap_offset(o, d));
         }
-        if (wp != 0.0) {
-          coarse[static_cast<std::size_t>(o)] += term * wp;
-        }
+        sum += s[static_cast<std::size_t>(t)] * wp;
       }
+      const std::size_t at = static_cast<std::size_t>(k) * taps + static_cast<std::size_t>(o);
+      g.rows[at] = wk * sum;
+      g.coarse[static_cast<std::size_t>(o)] += g.rows[at];
     }
   }
-  return coarse;
+  return g;
 }
 
 /// Row c of the Galerkin coarse operator R A P of a scalar operator A on the vertices of a grid
 /// of `fine_cells` cells per axis, P the multilinear interpolation from the grid with half the
 /// cells per axis (rounded up). Its pattern is every coarse vertex within one step along each
-/// axis (a superset of the product's when A couples only such neighbours). A row whose fine
-/// neighbourhood (the fine rows R reads, and the interpolation of their columns) is all `flags`
-/// rows away from the ends takes the coarse `stencil`; the others are summed from A's rows. A row
-/// of A that reaches beyond its vertex's neighbours makes row() give -1 (not a grid operator).
+/// axis (a superset of the product's when A couples only such neighbours). With the fine stencil
+/// known (`flags`, `stencil_rows`, `stencil`), each fine stencil row adds its precomputed
+/// contribution and a row whose fine neighbourhood is all stencil rows away from the ends takes
+/// the coarse stencil (the same bits); the other fine rows are summed entry by entry. A row of A
+/// that reaches beyond its vertex's neighbours makes row() give -1 (not a grid operator).
 template <int D>
 struct GridGalerkinRows {
   static constexpr int most = stencil_taps<D>;
@@ -318,7 +326,9 @@ struct GridGalerkinRows {
   ConstBsrView<1> a;
   /// The fine rows that hold the fine stencil (empty: none known).
   memory::ArrayView<const std::uint8_t> flags;
-  /// coarse_stencil() of the fine stencil.
+  /// GalerkinStencils::rows of the fine stencil, on the backend (read when `flags` is not empty).
+  memory::ArrayView<const double> stencil_rows;
+  /// GalerkinStencils::coarse of the fine stencil.
   std::array<double, most> stencil{};
 
   [[nodiscard]] AFEM_HOST_DEVICE std::int32_t coarse_vertices(int d) const {
@@ -411,11 +421,24 @@ private:
       fine_stride[d] = stride;
       stride *= fine_cells[d] + 1;
     }
+    // Column offsets of the taps from their row (increasing) and their steps along each axis.
+    std::int32_t tap_delta[most];
+    int tap_step[most][D];
+    for (int t = 0; t < most; ++t) {
+      tap_delta[t] = 0;
+      for (int d = 0; d < D; ++d) {
+        tap_step[t][d] = tap_offset(t, d) + 1;
+        tap_delta[t] += (tap_step[t][d] - 1) * fine_stride[d];
+      }
+    }
     for (int q = 0; q < total; ++q) {
-      // Fine row k (x fastest over R's columns) and the coarse parents of its neighbours.
+      // Fine row k (x fastest over R's columns), its offset from 2c as a tap, its weight.
       int rest = q;
       std::int32_t k = 0;
       double wk = 1.0;
+      int k_tap = 0;
+      int tap_stride = 1;
+      bool regular = true;
       std::int32_t m[D];
       for (int d = 0; d < D; ++d) {
         const int i = rest % children[d].count;
@@ -423,82 +446,93 @@ private:
         m[d] = children[d].index[i];
         k += m[d] * fine_stride[d];
         wk *= children[d].weight[i];
+        k_tap += (m[d] - 2 * c[d] + 1) * tap_stride;
+        tap_stride *= 3;
+        // The interpolation of m + 1 has an end when m + 1 is the odd last vertex.
+        regular = regular && !(m[d] + 1 == fine_cells[d] && fine_cells[d] % 2 == 1);
       }
-      // For each axis and step e in -1..1 from k: the slots (coarse offset + 1, times the slot
-      // stride of the axis) and weights of the coarse parents of fine vertex m + e.
-      int parent_count[D][3];
-      int parent_slot[D][3][2];
-      double parent_weight_of[D][3][2];
-      int slot_stride = 1;
+      if (regular && !flags.empty() && flags[static_cast<std::size_t>(k)] != 0) {
+        const auto from = static_cast<std::size_t>(k_tap) * most;
+        for (int o = 0; o < most; ++o) {
+          sum[o] += stencil_rows[from + static_cast<std::size_t>(o)];
+        }
+        continue;
+      }
+      if (!add_row(c, m, k, wk, tap_delta, tap_step, sum)) {
+        return false;
+      }
+    }
+    return true;
+  }
+
+  /// sum[o] += wk A_kl P_lj over the entries l of fine row k (at m along the axes).
+  AFEM_HOST_DEVICE bool add_row(const std::int32_t* c, const std::int32_t* m, std::int32_t k,
+                                double wk, const std::int32_t* tap_delta, const int (*tap_step)[D],
+                                double* sum) const {
+    // For each axis and step e in 0..2 (m - 1 to m + 1): the slots (coarse offset + 1, times the
+    // slot stride of the axis) and weights of the coarse parents of that fine vertex.
+    int parent_count[D][3];
+    int parent_slot[D][3][2];
+    double parent_weight_of[D][3][2];
+    int slot_stride = 1;
+    for (int d = 0; d < D; ++d) {
+      for (int e = 0; e < 3; ++e) {
+        const std::int32_t l = m[d] + e - 1;
+        int& count = parent_count[d][e];
+        count = 0;
+        if (l < 0 || l > fine_cells[d]) {
+          continue;
+        }
+        const LineParents p = line_parents(l, fine_cells[d]);
+        parent_slot[d][e][0] = (p.first - c[d] + 1) * slot_stride;
+        parent_weight_of[d][e][0] = p.second < 0 ? 1.0 : 0.5;
+        count = 1;
+        if (p.second >= 0) {
+          parent_slot[d][e][1] = (p.second - c[d] + 1) * slot_stride;
+          parent_weight_of[d][e][1] = 0.5;
+          count = 2;
+        }
+      }
+      slot_stride *= 3;
+    }
+    // A's row k against the taps, both increasing.
+    int t = 0;
+    const auto end = static_cast<std::size_t>(a.offsets[static_cast<std::size_t>(k) + 1]);
+    for (auto j = static_cast<std::size_t>(a.offsets[static_cast<std::size_t>(k)]); j < end; ++j) {
+      const std::int32_t delta = a.columns[j] - k;
+      while (t < most && tap_delta[t] < delta) {
+        ++t;
+      }
+      if (t == most || tap_delta[t] != delta) {
+        return false;
+      }
+      const int* e = tap_step[t];
+      const double term = wk * a.values[j];
+      // The coarse parents of the column: products of one parent per axis (at most 2^D).
+      int slot[1 << D];
+      double wp[1 << D];
+      int combinations = 1;
+      slot[0] = 0;
+      wp[0] = 1.0;
       for (int d = 0; d < D; ++d) {
-        for (int e = -1; e <= 1; ++e) {
-          const std::int32_t l = m[d] + e;
-          int& count = parent_count[d][e + 1];
-          count = 0;
-          if (l < 0 || l > fine_cells[d]) {
-            continue;
-          }
-          const LineParents p = line_parents(l, fine_cells[d]);
-          parent_slot[d][e + 1][0] = (p.first - c[d] + 1) * slot_stride;
-          parent_weight_of[d][e + 1][0] = p.second < 0 ? 1.0 : 0.5;
-          count = 1;
-          if (p.second >= 0) {
-            parent_slot[d][e + 1][1] = (p.second - c[d] + 1) * slot_stride;
-            parent_weight_of[d][e + 1][1] = 0.5;
-            count = 2;
-          }
+        const int ed = e[d];
+        if (parent_count[d][ed] == 0) {
+          return false;  // a column past the grid's end: not a neighbour
         }
-        slot_stride *= 3;
-      }
-      // A's row k against the neighbours of k, both increasing.
-      auto j = static_cast<std::size_t>(a.offsets[static_cast<std::size_t>(k)]);
-      const auto end = static_cast<std::size_t>(a.offsets[static_cast<std::size_t>(k) + 1]);
-      for (int t = 0; t < most && j < end; ++t) {
-        std::int32_t column = k;
-        bool inside = true;
-        int e[D];
-        for (int d = 0; d < D; ++d) {
-          e[d] = tap_offset(t, d) + 1;
-          inside = inside && parent_count[d][e[d]] > 0;
-          column += (e[d] - 1) * fine_stride[d];
-        }
-        if (!inside) {
-          continue;
-        }
-        if (a.columns[j] < column) {
-          return false;
-        }
-        if (a.columns[j] > column) {
-          continue;
-        }
-        const double term = wk * a.values[j];
-        ++j;
-        // The coarse parents of the column: products of one parent per axis (at most 2^D).
-        int slot[1 << D];
-        double wp[1 << D];
-        int combinations = 1;
-        slot[0] = 0;
-        wp[0] = 1.0;
-        for (int d = 0; d < D; ++d) {
-          const int ed = e[d];
-          if (parent_count[d][ed] == 2) {
-            for (int p = 0; p < combinations; ++p) {
-              slot[combinations + p] = slot[p] + parent_slot[d][ed][1];
-              wp[combinations + p] = wp[p] * parent_weight_of[d][ed][1];
-            }
-          }
+        if (parent_count[d][ed] == 2) {
           for (int p = 0; p < combinations; ++p) {
-            slot[p] += parent_slot[d][ed][0];
-            wp[p] *= parent_weight_of[d][ed][0];
+            slot[combinations + p] = slot[p] + parent_slot[d][ed][1];
+            wp[combinations + p] = wp[p] * parent_weight_of[d][ed][1];
           }
-          combinations *= parent_count[d][ed];
         }
         for (int p = 0; p < combinations; ++p) {
-          sum[slot[p]] += term * wp[p];
+          slot[p] += parent_slot[d][ed][0];
+          wp[p] *= parent_weight_of[d][ed][0];
         }
+        combinations *= parent_count[d][ed];
       }
-      if (j != end) {
-        return false;
+      for (int p = 0; p < combinations; ++p) {
+        sum[slot[p]] += term * wp[p];
       }
     }
     return true;
