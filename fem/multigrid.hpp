@@ -326,9 +326,10 @@ struct DenseCholeskySolve {
 }  // namespace detail
 
 /// A V-cycle preconditioner M^-1 ~ A^-1 for a symmetric positive definite BsrMatrix<B>. Owns its
-/// hierarchy in the matrix's pool until destroyed or rebuilt: every coarse operator, prolongation
-/// and restriction ("BsrMatrix.*"), the geometric levels' stencil rows ("StencilOperator.flags"),
-/// the smoothers' inverse diagonals ("Multigrid.inverse_diagonal")
+/// hierarchy in the matrix's pool until destroyed or rebuilt: every coarse operator, the
+/// prolongations and restrictions that are matrices (on the CPU a geometric level of one lattice
+/// applies them line by line and keeps none) ("BsrMatrix.*"), the geometric levels' stencil rows
+/// ("StencilOperator.flags"), the smoothers' inverse diagonals ("Multigrid.inverse_diagonal")
 /// and the coarsest level's dense Cholesky factor ("Multigrid.coarse_factor"). It reads the finest
 /// operator from the matrix it was built on, which must outlive it and keep its values until the
 /// next rebuild. apply() borrows its vectors from the arena and gives them back: a solve takes
