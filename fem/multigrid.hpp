@@ -91,7 +91,9 @@ inline void fill_lanczos_start(memory::ArrayView<double> x, memory::Arena& scrat
                      });
 }
 
-/// w_i = root_i w_i (D^-1/2 A D^-1/2 v from A D^-1/2 v); gives w_i v_i (summed: alpha).
+/// w_i = root_i w_i (D^-1/2 A D^-1/2 v from A D^-1/2 v); gives w_i v_i (summed: alpha). Like
+/// LanczosOrthogonalize it updates w inside the reduction, which takes each element exactly once
+/// (the OpenMP dispatch's fixed blocks, CUB's reduce).
 struct LanczosScaleDot {
   memory::ArrayView<double> w;
   memory::ArrayView<const double> v;
@@ -364,6 +366,7 @@ public:
   template <std::size_t D>
   void rebuild(const BsrMatrix<B>& a, const std::array<std::int32_t, D>& cells,
                memory::Arena& scratch) {
+    static_assert(D == 2 || D == 3, "Multigrid: grids of 2 or 3 axes");
     check_matrix(a);
     ready_ = false;
     std::int64_t vertices = 1;
@@ -653,11 +656,15 @@ private:
       }
     }
     Level& level = level_at(l);
-    if (level.transfer_dimension != 0) {
-      // The products need the matrices; the cycle keeps applying the transfers line by line.
-      fill_transfer_matrices(level, fine, coarse, split, scratch);
+    if (level.transfer_dimension == 0) {
+      return galerkin_product(l, a, scratch);
     }
-    return galerkin_product(l, a, scratch);
+    // The products need the matrices; the cycle keeps applying the transfers line by line.
+    fill_transfer_matrices(level, fine, coarse, split, scratch);
+    const BsrMatrix<B>& product = galerkin_product(l, a, scratch);
+    level.prolongation.set_pattern(0, 0, {}, {}, {});
+    level.restriction.set_pattern(0, 0, {}, {}, {});
+    return product;
   }
 
   /// The inverse scalar diagonal of level l and the upper end of its smoothing interval.

@@ -278,7 +278,8 @@ public:
   /// stencil, or the grid has fewer than 3 vertices along an axis).
   [[nodiscard]] std::int64_t stencil_rows() const { return stencil_rows_; }
   [[nodiscard]] const BsrMatrix<1>& matrix() const { return *a_; }
-  /// One byte per row: 1 where the row is applied from the stencil.
+  /// One byte per row: 1 where the row holds the stencil (and apply() computes it from the
+  /// stencil, unless it is spmv() itself).
   [[nodiscard]] memory::ArrayView<const std::uint8_t> stencil_flags() const {
     return flags_.view();
   }

@@ -107,11 +107,6 @@ struct GridProlongationRows {
   Lattices<D> fine;
   Lattices<D> coarse;
   bool split = false;
-  [[nodiscard]] AFEM_HOST_DEVICE int count(std::int32_t vertex) const {
-    std::int32_t columns[most];
-    double weights[most];
-    return row(vertex, columns, weights);
-  }
   AFEM_HOST_DEVICE int row(std::int32_t vertex, std::int32_t* columns, double* weights) const {
     int l = 0;
     while (l + 1 < fine.count && vertex >= fine.offset[l + 1]) {
@@ -209,11 +204,6 @@ struct GridRestrictionRows {
   Lattices<D> fine;
   Lattices<D> coarse;
   bool split = false;
-  [[nodiscard]] AFEM_HOST_DEVICE int count(std::int32_t vertex) const {
-    std::int32_t columns[most];
-    double weights[most];
-    return row(vertex, columns, weights);
-  }
   AFEM_HOST_DEVICE int row(std::int32_t vertex, std::int32_t* columns, double* weights) const {
     int t = 0;
     while (t + 1 < coarse.count && vertex >= coarse.offset[t + 1]) {
@@ -495,12 +485,20 @@ private:
       }
       slot_stride *= 3;
     }
-    // A's row k against the taps, both increasing.
+    // A's row k against the taps inside the grid, both increasing (a tap past the grid's end
+    // can share its column offset with one inside when an axis has one cell).
+    bool inside[most];
+    for (int tap = 0; tap < most; ++tap) {
+      inside[tap] = true;
+      for (int d = 0; d < D; ++d) {
+        inside[tap] = inside[tap] && parent_count[d][tap_step[tap][d]] > 0;
+      }
+    }
     int t = 0;
     const auto end = static_cast<std::size_t>(a.offsets[static_cast<std::size_t>(k) + 1]);
     for (auto j = static_cast<std::size_t>(a.offsets[static_cast<std::size_t>(k)]); j < end; ++j) {
       const std::int32_t delta = a.columns[j] - k;
-      while (t < most && tap_delta[t] < delta) {
+      while (t < most && (!inside[t] || tap_delta[t] < delta)) {
         ++t;
       }
       if (t == most || tap_delta[t] != delta) {
@@ -516,9 +514,6 @@ private:
       wp[0] = 1.0;
       for (int d = 0; d < D; ++d) {
         const int ed = e[d];
-        if (parent_count[d][ed] == 0) {
-          return false;  // a column past the grid's end: not a neighbour
-        }
         if (parent_count[d][ed] == 2) {
           for (int p = 0; p < combinations; ++p) {
             slot[combinations + p] = slot[p] + parent_slot[d][ed][1];
@@ -649,13 +644,25 @@ struct GridProlongAddLines {
   }
 };
 
+/// rows.count(i) where Rows has one (in closed form), else the length of rows.row(i).
+template <class Rows>
+AFEM_HOST_DEVICE int row_count(const Rows& rows, std::int32_t i) {
+  if constexpr (requires { rows.count(i); }) {
+    return rows.count(i);
+  } else {
+    std::int32_t columns[Rows::most];
+    double weights[Rows::most];
+    return rows.row(i, columns, weights);
+  }
+}
+
 /// Block counts of rows.row() (block 0: 0, for the scan into offsets).
 template <class Rows>
 struct RowCounts {
   Rows rows;
   memory::ArrayView<std::int32_t> offsets;
   AFEM_HOST_DEVICE void operator()(std::size_t i) const {
-    offsets[i] = i == 0 ? 0 : rows.count(static_cast<std::int32_t>(i - 1));
+    offsets[i] = i == 0 ? 0 : row_count(rows, static_cast<std::int32_t>(i - 1));
   }
 };
 
@@ -686,7 +693,7 @@ struct RowEntries {
 };
 
 /// Makes `p` the BsrMatrix<B> whose block row i is rows.row(i) (at most Rows::most blocks, each
-/// weight * I; rows.count(i) of them), pattern and values, through set_pattern. Gives how many
+/// weight * I), pattern and values, through set_pattern. Gives how many
 /// rows rows.row() refused; when any, `p` is left as it was.
 template <int B, class Rows>
 std::int64_t fill_rows(const Rows& rows, std::int32_t block_rows, std::int32_t block_columns,
