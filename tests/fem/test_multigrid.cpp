@@ -361,6 +361,46 @@ TEST_F(MultigridTest, RefusesAnIndefiniteOperatorAndAMismatchedGrid) {
   EXPECT_EQ(arena_->stats().live_bytes, 0U);
 }
 
+TEST_F(MultigridTest, RefusesARowWithoutADiagonalEntry) {
+  // Row 40 of a grid Laplacian loses its diagonal entry from the pattern: the bisection for the
+  // diagonal finds none, and both kinds of multigrid name the row.
+  const std::int32_t n = 16;
+  const auto grid = test::UnitBox<geometry::Grid2D>::make(n, *pool_, *arena_);
+  const Poisson p = assemble_poisson(*grid, false, *pool_, *arena_);
+  const auto offsets = test::copy_to_host(p.matrix.view().offsets);
+  const auto columns = test::copy_to_host(p.matrix.view().columns);
+  const auto values = test::copy_to_host(memory::ArrayView<const double>(p.matrix.view().values));
+  const std::int32_t missing = 40;
+  test::HostBsr host{p.matrix.block_rows(), p.matrix.block_columns(), {0}, {}, {}};
+  for (std::int32_t row = 0; row < host.rows; ++row) {
+    const auto r = static_cast<std::size_t>(row);
+    for (auto k = static_cast<std::size_t>(offsets[r]);
+         k < static_cast<std::size_t>(offsets[r + 1]); ++k) {
+      if (row == missing && columns[k] == row) {
+        continue;
+      }
+      host.block_columns.push_back(columns[k]);
+      host.values.push_back(values[k] + 1.0);  // every entry positive: no neighbour passes for it
+    }
+    host.offsets.push_back(static_cast<std::int32_t>(host.block_columns.size()));
+  }
+  const BsrMatrix<1> a = host.upload<1>(*pool_);
+  const std::string expected = "the diagonal entry of row 40 of level 0 is not positive";
+  try {
+    const Multigrid<1> mg(a, std::array<std::int32_t, 2>{n, n}, *arena_);
+    FAIL() << "expected SolverError";
+  } catch (const SolverError& e) {
+    EXPECT_NE(std::string(e.what()).find(expected), std::string::npos) << e.what();
+  }
+  try {
+    const Multigrid<1> mg(a, *arena_);
+    FAIL() << "expected SolverError";
+  } catch (const SolverError& e) {
+    EXPECT_NE(std::string(e.what()).find(expected), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(arena_->stats().live_bytes, 0U);
+}
+
 /// q div(phi) and the lumped mass phi: a divergence between equal-order Q1 pressure and velocity
 /// on the same vertices.
 struct DivergenceForm {
