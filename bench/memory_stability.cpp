@@ -206,7 +206,7 @@ void print_help() {
       "Exit status 1 when, after the warm-up, an upstream allocation happened or the pool's\n"
       "reserved bytes changed (on the CPU backend also when a step that did not capture\n"
       "called the host's malloc).\n",
-      apps::mpm::scene_flags_help());
+      apps::mpm::scene_flags_help(apps::mpm::Program{.name = "memory_stability"}).c_str());
 }
 
 Options parse(int argc, char** argv) {

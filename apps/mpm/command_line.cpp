@@ -51,7 +51,7 @@ void print_help(const Program& program) {
       "                            the particles come out bitwise as without it\n"
       "  --memory-report           print the pool's and the step arena's memory at the end\n"
       "  --help                    this text\n",
-      program.name, program.summary, program.name, scene_flags_help());
+      program.name, program.summary, program.name, scene_flags_help(program).c_str());
 }
 
 void print_memory_report(memory::Pool& pool, memory::Arena& arena) {

@@ -2,6 +2,7 @@
 #include "arenafem/apps/mpm/options.hpp"
 
 #include <string>
+#include <vector>
 
 #include "arenafem/memory/error.hpp"
 
@@ -26,15 +27,46 @@ bool parse_scene_flag(std::string_view flag, std::string_view value, SceneOption
   return true;
 }
 
-const char* scene_flags_help() {
-  return "  --scene NAME              sand_column (default), elastic_drop, dam_break or\n"
-         "                            still_water\n"
+std::string scene_flags_help(const Program& program) {
+  std::vector<SceneKind> scenes;
+  for (const SceneKind kind : {SceneKind::sand_column, SceneKind::elastic_drop,
+                               SceneKind::dam_break, SceneKind::still_water}) {
+    if (!program.incompressible || holds_fluid(kind)) {
+      scenes.push_back(kind);
+    }
+  }
+  // Continuation lines start under the first name and stay within 80 columns.
+  const std::string indent(28, ' ');
+  std::string text = "  --scene NAME" + std::string(indent.size() - 14, ' ');
+  std::size_t line_start = 0;
+  for (std::size_t i = 0; i < scenes.size(); ++i) {
+    std::string name = to_string(scenes[i]);
+    if (scenes[i] == program.default_scene) {
+      name += " (default)";
+    }
+    if (i + 2 < scenes.size()) {
+      name += ",";
+    } else if (i + 2 == scenes.size()) {
+      name += " or";
+    }
+    if (i > 0) {
+      if (text.size() - line_start + 1 + name.size() > 80) {
+        text += "\n";
+        line_start = text.size();
+        text += indent;
+      } else {
+        text += " ";
+      }
+    }
+    text += name;
+  }
+  return text + "\n" +
          "  --dim 2|3                 dimension (default 2)\n"
          "  --resolution N            grid cells along each axis of the unit box\n"
          "                            (default 128 in 2D, 40 in 3D)\n"
          "  --particles-per-cell N    particles along each axis of a cell (default 2)\n"
          "  --dt SECONDS              time step (default 0.4 dx / wave speed)\n"
-         "  --basis q1|bspline2       grid basis of the transfers: multilinear (default) or\n"
+         "  --basis q1|bspline2       grid basis of transfers: multilinear (default) or\n"
          "                            quadratic B-splines\n";
 }
 

@@ -19,9 +19,6 @@ namespace afem::apps::mpm {
 /// the flag for a bad value.
 bool parse_scene_flag(std::string_view flag, std::string_view value, SceneOptions& options);
 
-/// Help text of the scene flags, one per line.
-const char* scene_flags_help();
-
 /// What distinguishes one MPM program from another.
 struct Program {
   const char* name = "mpm";
@@ -29,6 +26,10 @@ struct Program {
   SceneKind default_scene = SceneKind::sand_column;
   bool incompressible = false;  ///< fluid scenes run as an incompressible fluid
 };
+
+/// Help text of the scene flags, one per line: the scenes `program` runs (only the fluid ones for
+/// an incompressible program), its default scene marked.
+std::string scene_flags_help(const Program& program);
 
 /// The parsed command line of an MPM program.
 struct CommandLine {

@@ -23,6 +23,10 @@ std::string to_string(SceneKind kind) {
   return "unknown";
 }
 
+bool holds_fluid(SceneKind kind) {
+  return kind == SceneKind::dam_break || kind == SceneKind::still_water;
+}
+
 SceneKind parse_scene(std::string_view name) {
   for (const SceneKind kind : {SceneKind::sand_column, SceneKind::elastic_drop,
                                SceneKind::dam_break, SceneKind::still_water}) {
@@ -122,7 +126,7 @@ Setup make_scene(const SceneOptions& options) {
       break;
   }
   if (options.incompressible) {
-    check(material.kind == MaterialKind::fluid,
+    check(holds_fluid(options.kind),
           "the " + to_string(options.kind) + " scene holds no fluid to make incompressible");
     material.kind = MaterialKind::incompressible_fluid;
   }

@@ -18,6 +18,9 @@ enum class SceneKind { sand_column, elastic_drop, dam_break, still_water };
 /// The scene's name as the command line spells it.
 std::string to_string(SceneKind kind);
 
+/// Whether the scene is a fluid (which an incompressible program can run).
+bool holds_fluid(SceneKind kind);
+
 /// The scene named `name`; throws afem::Error listing the valid names otherwise.
 SceneKind parse_scene(std::string_view name);
 

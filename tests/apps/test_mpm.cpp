@@ -696,6 +696,42 @@ TEST(MpmScene, BadOptionsAreNamed) {
   EXPECT_DOUBLE_EQ(parse_positive("--dt", "2.5e-4"), 2.5e-4);
 }
 
+TEST(MpmScene, HelpListsTheScenesAProgramRuns) {
+  const std::string all = scene_flags_help(Program{.name = "mpm"});
+  EXPECT_NE(all.find("sand_column (default), elastic_drop, dam_break or"), std::string::npos)
+      << all;
+  EXPECT_NE(all.find("still_water"), std::string::npos) << all;
+  const std::string fluid = scene_flags_help(
+      Program{.name = "apic_fluid", .default_scene = SceneKind::dam_break, .incompressible = true});
+  EXPECT_NE(fluid.find("--scene NAME              dam_break (default) or still_water\n"),
+            std::string::npos)
+      << fluid;
+  EXPECT_EQ(fluid.find("sand_column"), std::string::npos) << fluid;
+  EXPECT_EQ(fluid.find("elastic_drop"), std::string::npos) << fluid;
+  for (const std::string& text : {all, fluid}) {
+    std::size_t start = 0;
+    while (start < text.size()) {
+      const std::size_t end = text.find('\n', start);
+      ASSERT_NE(end, std::string::npos) << "the help's last line ends without a newline";
+      EXPECT_LE(end - start, 80U) << text.substr(start, end - start);
+      start = end + 1;
+    }
+  }
+  // The scenes an incompressible program lists are those make_scene takes as incompressible.
+  for (const SceneKind kind : {SceneKind::sand_column, SceneKind::elastic_drop,
+                               SceneKind::dam_break, SceneKind::still_water}) {
+    SceneOptions options;
+    options.kind = kind;
+    options.resolution = 16;
+    options.incompressible = true;
+    if (holds_fluid(kind)) {
+      EXPECT_EQ(make_scene(options).materials[0].kind, MaterialKind::incompressible_fluid);
+    } else {
+      EXPECT_THROW((void)make_scene(options), Error) << to_string(kind);
+    }
+  }
+}
+
 TEST_F(MpmTest, MismatchedScenesAreRefused) {
   mpm::Setup scene = scene_of(SceneKind::sand_column, 2, 16);
   EXPECT_THROW(Simulation<3>(scene, *pool_, *arena_), Error);
