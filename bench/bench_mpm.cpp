@@ -189,6 +189,33 @@ BENCHMARK(mpm_dam_break_3d)
     ->UseManualTime()
     ->Unit(benchmark::kMillisecond);
 
+/// The incompressible dam break (apic_fluid's default scene) in state.range(0) dimensions on
+/// state.range(1) cells per axis, its pressure solve preconditioned by Jacobi (state.range(2) = 0)
+/// or the multigrid (1); grid_ms holds the projection. The steps run from the start of the scene
+/// (the fluid still a column); apic_fluid's whole run is in scripts/bench-fluid.sh.
+void mpm_incompressible_dam_break(benchmark::State& state) {
+  afem::apps::mpm::SceneOptions options;
+  options.kind = afem::apps::mpm::SceneKind::dam_break;
+  options.incompressible = true;
+  options.dimension = static_cast<int>(state.range(0));
+  options.resolution = static_cast<int>(state.range(1));
+  options.pressure_preconditioner =
+      static_cast<afem::apps::mpm::PressurePreconditioner>(state.range(2));
+  if (options.dimension == 2) {
+    run_steps<2>(state, options);
+  } else {
+    run_steps<3>(state, options);
+  }
+}
+BENCHMARK(mpm_incompressible_dam_break)
+    ->ArgNames({"dim", "n", "multigrid"})
+    ->Args({2, 128, 0})
+    ->Args({2, 128, 1})
+    ->Args({3, 40, 0})
+    ->Args({3, 40, 1})
+    ->UseManualTime()
+    ->Unit(benchmark::kMillisecond);
+
 }  // namespace
 
 BENCHMARK_MAIN();

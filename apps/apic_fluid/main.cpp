@@ -1,7 +1,7 @@
-// apic_fluid: incompressible APIC fluid in the unit box (particle to grid through a
-// PicQuadrature, a projection that makes the grid velocity divergence-free over the fluid by CG on
-// B M^-1 B^T with B assembled as BSR matrices, grid to particle), with ParaView frames and a
-// memory report.
+// apic_fluid: incompressible APIC fluid in the unit box (particle to grid through a PicQuadrature
+// per velocity component of a staggered grid, a projection that makes the grid velocity
+// divergence-free over the fluid cells by CG with a geometric multigrid, grid to particle), with
+// ParaView frames and a memory report.
 #include "arenafem/apps/mpm/command_line.hpp"
 
 int main(int argc, char** argv) {
@@ -9,7 +9,7 @@ int main(int argc, char** argv) {
   return afem::apps::mpm::run_command_line(
       argc, argv,
       {"apic_fluid",
-       "incompressible APIC fluid in the unit box (dam_break or still_water); the grid velocity "
-       "is projected to be divergence-free over the fluid (CG on B M^-1 B^T)",
+       "incompressible APIC fluid in the unit box (dam_break or still_water); the staggered grid "
+       "velocity is projected to be divergence-free over the fluid cells (CG with multigrid)",
        SceneKind::dam_break, true});
 }

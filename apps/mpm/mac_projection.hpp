@@ -26,6 +26,7 @@
 #include <string>
 #include <vector>
 
+#include "arenafem/apps/mpm/setup.hpp"
 #include "arenafem/fem/bsr_matrix.hpp"
 #include "arenafem/fem/multigrid.hpp"
 #include "arenafem/fem/solvers.hpp"
@@ -110,6 +111,19 @@ struct MacLattice {
     for (int a = 0; a < D; ++a) {
       k[a] = a == d ? i[a] - 1 + side : i[a] - 1;
     }
+  }
+  /// Whether a cell beside the face of component d at `i` holds fluid.
+  [[nodiscard]] AFEM_HOST_DEVICE bool beside_fluid(
+      int d, const std::int32_t (&i)[D], memory::ArrayView<const std::uint8_t> fluid) const {
+    for (int side = 0; side < 2; ++side) {
+      std::int32_t k[D];
+      face_cell(d, i, side, k);
+      const std::int64_t c = cell_at(k);
+      if (c >= 0 && fluid[static_cast<std::size_t>(c)] != 0) {
+        return true;
+      }
+    }
+    return false;
   }
   /// Whether the wall holds the faces `along` cells from the low end of axis d.
   [[nodiscard]] AFEM_HOST_DEVICE bool held(int d, std::int32_t along) const {
@@ -223,6 +237,47 @@ struct MacCorrect {
   }
 };
 
+/// The faces of component d that are neither held nor beside fluid take the mean of their
+/// neighbours along each axis that are (0 without any): one layer of velocity beyond the fluid,
+/// so that a particle reads no momentum / mass of a face the projection did not see (a face in a
+/// wall layer or above the surface). Only such faces are written and only the others read.
+template <int D>
+struct MacExtend {
+  MacLattice<D> lattice;
+  int d = 0;
+  memory::ArrayView<const std::uint8_t> fluid;
+  memory::ArrayView<double> velocity;
+  [[nodiscard]] AFEM_HOST_DEVICE bool projected(const std::int32_t (&i)[D]) const {
+    return lattice.held(d, i[d]) || lattice.beside_fluid(d, i, fluid);
+  }
+  AFEM_HOST_DEVICE void operator()(std::size_t f) const {
+    std::int32_t i[D];
+    lattice.face_coords(d, static_cast<std::int64_t>(f), i);
+    if (projected(i)) {
+      return;
+    }
+    double sum = 0.0;
+    int count = 0;
+    std::int64_t stride = 1;
+    for (int a = 0; a < D; ++a) {
+      for (int step = -1; step <= 1; step += 2) {
+        std::int32_t n[D];
+        for (int b = 0; b < D; ++b) {
+          n[b] = i[b];
+        }
+        n[a] += step;
+        if (n[a] < 0 || n[a] >= lattice.face_layers(d, a) || !projected(n)) {
+          continue;
+        }
+        sum += velocity[static_cast<std::size_t>(static_cast<std::int64_t>(f) + step * stride)];
+        ++count;
+      }
+      stride *= lattice.face_layers(d, a);
+    }
+    velocity[f] = count > 0 ? sum / count : 0.0;
+  }
+};
+
 /// p = 0 on the dry cells.
 struct DryPressure {
   memory::ArrayView<const std::uint8_t> fluid;
@@ -275,9 +330,6 @@ struct MacDivergence {
 
 }  // namespace detail
 
-/// What a MacProjection solve is preconditioned with.
-enum class MacPreconditioner : std::uint8_t { jacobi, multigrid };
-
 /// CG figures of the last projection and the divergence it left over the fluid cells,
 /// ||div u|| / ||div u*||, with the seconds of the multigrid hierarchy's rebuild (0 with Jacobi).
 struct MacProjectionResult {
@@ -297,7 +349,7 @@ class MacProjection {
 public:
   /// `lattice`: the grid's cells, walls and held layers; `cell_size` h; `density` rho.
   MacProjection(const MacLattice<D>& lattice, double cell_size, double density,
-                MacPreconditioner preconditioner, memory::Pool& pool)
+                PressurePreconditioner preconditioner, memory::Pool& pool)
       : lattice_(lattice),
         cell_size_(cell_size),
         density_(density),
@@ -347,7 +399,7 @@ public:
     const fem::SolveOptions options{.tolerance = tolerance,
                                     .max_iterations = max_iterations,
                                     .preconditioner = fem::Preconditioner::jacobi};
-    if (preconditioner_ == MacPreconditioner::multigrid) {
+    if (preconditioner_ == PressurePreconditioner::multigrid) {
       const auto start = std::chrono::steady_clock::now();
       std::array<std::int32_t, D> vertex_cells{};
       for (int d = 0; d < D; ++d) {
@@ -362,6 +414,7 @@ public:
       matrix_.pool().stream().synchronize();
       result.setup_seconds =
           std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+
       const fem::StencilOperator* stencil = multigrid_->fine_stencil();
       result.solve = stencil != nullptr ? fem::cg(*stencil, rhs.view(), pressure_.view(), scratch,
                                                   options, *multigrid_)
@@ -377,6 +430,10 @@ public:
           policy, count, velocity.component[d].size(),
           detail::MacCorrect<D>{lattice_, d, fluid, pressure_.view(), velocity.component[d],
                                 dt / (density_ * cell_size_)});
+    }
+    for (int d = 0; d < D; ++d) {
+      thrust::for_each_n(policy, count, velocity.component[d].size(),
+                         detail::MacExtend<D>{lattice_, d, fluid, velocity.component[d]});
     }
     const double after = divergence_norm(velocity, fluid, divergence.view(), scratch);
     result.divergence = before > 0.0 ? after / before : 0.0;
@@ -449,7 +506,7 @@ private:
   MacLattice<D> lattice_;
   double cell_size_;
   double density_;
-  MacPreconditioner preconditioner_;
+  PressurePreconditioner preconditioner_;
   fem::BsrMatrix<1> matrix_;
   std::optional<fem::Multigrid<1>> multigrid_;
   memory::Temporary<double> pressure_;

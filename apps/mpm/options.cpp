@@ -21,6 +21,8 @@ bool parse_scene_flag(std::string_view flag, std::string_view value, SceneOption
     options.dt = parse_positive(flag, value);
   } else if (flag == "--basis") {
     options.basis = parse_basis(value);
+  } else if (flag == "--preconditioner") {
+    options.pressure_preconditioner = parse_pressure_preconditioner(value);
   } else {
     return false;
   }
@@ -60,6 +62,10 @@ std::string scene_flags_help(const Program& program) {
     }
     text += name;
   }
+  const std::string preconditioner =
+      program.incompressible
+          ? "  --preconditioner NAME     of the pressure solve: multigrid (default) or jacobi\n"
+          : "";
   return text + "\n" +
          "  --dim 2|3                 dimension (default 2)\n"
          "  --resolution N            grid cells along each axis of the unit box\n"
@@ -67,7 +73,8 @@ std::string scene_flags_help(const Program& program) {
          "  --particles-per-cell N    particles along each axis of a cell (default 2)\n"
          "  --dt SECONDS              time step (default 0.4 dx / wave speed)\n"
          "  --basis q1|bspline2       grid basis of transfers: multilinear (default) or\n"
-         "                            quadratic B-splines\n";
+         "                            quadratic B-splines\n" +
+         preconditioner;
 }
 
 CommandLine parse_command_line(std::span<const std::string_view> arguments,
@@ -99,6 +106,11 @@ CommandLine parse_command_line(std::span<const std::string_view> arguments,
                   " needs a value (see --help)");
     }
     const std::string_view value = arguments[++i];
+    if (flag == "--preconditioner" && !program.incompressible) {
+      throw Error(std::string(program.name) +
+                  ": --preconditioner sets the incompressible fluid's pressure solve "
+                  "(apic_fluid); this program has none");
+    }
     if (parse_scene_flag(flag, value, options.scene)) {
       scene_flag = flag;
       continue;

@@ -15,8 +15,8 @@
 namespace afem::apps::mpm {
 
 /// Applies `flag` `value` to `options` when it is a scene flag (--scene, --dim, --resolution,
-/// --particles-per-cell, --dt, --basis); returns false for other flags. Throws afem::Error naming
-/// the flag for a bad value.
+/// --particles-per-cell, --dt, --basis, --preconditioner); returns false for other flags. Throws
+/// afem::Error naming the flag for a bad value.
 bool parse_scene_flag(std::string_view flag, std::string_view value, SceneOptions& options);
 
 /// What distinguishes one MPM program from another.

@@ -89,6 +89,7 @@ Setup make_scene(const SceneOptions& options) {
   scene.dimension = options.dimension;
   scene.resolution = resolution;
   scene.basis = options.basis;
+  scene.pressure_preconditioner = options.pressure_preconditioner;
   scene.gravity = {0.0, options.gravity ? -9.81 : 0.0, 0.0};
   if (!options.walls) {
     scene.boundaries.fill(Boundary::open);

@@ -35,6 +35,8 @@ struct SceneOptions {
   bool walls = true;            ///< the box walls stop material (the floor also holds sand)
   bool incompressible = false;  ///< fluid scenes: an incompressible fluid (pressure projection)
   GridBasis basis = GridBasis::q1;
+  /// The incompressible fluid's pressure solve.
+  PressurePreconditioner pressure_preconditioner = PressurePreconditioner::multigrid;
 };
 
 /// Builds the scene as a Setup in the unit box: particles on a regular lattice of

@@ -38,6 +38,20 @@ GridBasis parse_basis(std::string_view name) {
   throw Error("unknown basis '" + std::string(name) + "', expected q1 or bspline2");
 }
 
+std::string to_string(PressurePreconditioner preconditioner) {
+  return preconditioner == PressurePreconditioner::jacobi ? "jacobi" : "multigrid";
+}
+
+PressurePreconditioner parse_pressure_preconditioner(std::string_view name) {
+  for (const PressurePreconditioner p :
+       {PressurePreconditioner::jacobi, PressurePreconditioner::multigrid}) {
+    if (name == to_string(p)) {
+      return p;
+    }
+  }
+  throw Error("unknown preconditioner '" + std::string(name) + "', expected jacobi or multigrid");
+}
+
 std::string to_string(Boundary boundary) {
   switch (boundary) {
     case Boundary::slip:

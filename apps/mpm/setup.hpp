@@ -25,6 +25,16 @@ std::string to_string(GridBasis basis);
 /// The basis named `name`; throws afem::Error listing the valid names otherwise.
 GridBasis parse_basis(std::string_view name);
 
+/// What preconditions the incompressible fluid's pressure solve: Jacobi, or the geometric
+/// multigrid (whose CG iterations do not grow with the resolution).
+enum class PressurePreconditioner : std::uint8_t { jacobi, multigrid };
+
+/// The preconditioner's name as the command line spells it: "jacobi" or "multigrid".
+std::string to_string(PressurePreconditioner preconditioner);
+
+/// The preconditioner named `name`; throws afem::Error listing the valid names otherwise.
+PressurePreconditioner parse_pressure_preconditioner(std::string_view name);
+
 /// What a face of the domain box does to material that moves into it, through the grid nodes
 /// within `Setup::boundary_cells` of it: `slip` stops the velocity across the face, `sticky` stops
 /// the whole velocity, `open` does nothing (particles that leave the box are removed at the start
@@ -73,6 +83,9 @@ struct Setup {
   /// Seconds per step; 0: cfl * cell size / the fastest wave speed of the materials.
   double dt = 0.0;
   double cfl = 0.4;
+  /// The incompressible fluid's pressure solve (its velocity is staggered on the Q1 grid; with
+  /// bspline2 it is collocated and the solve takes Jacobi).
+  PressurePreconditioner pressure_preconditioner = PressurePreconditioner::multigrid;
   /// Particles the simulation can hold (add_particles() up to it); 0: the initial count.
   std::int64_t capacity = 0;
   /// Whether particles carry an external force (Simulation::external_forces()).

@@ -4,6 +4,7 @@
 #include "arenafem/apps/mpm/checkpoint.hpp"
 #include "arenafem/apps/mpm/grid_nodes.hpp"
 #include "arenafem/apps/mpm/pressure_projection.hpp"
+#include "arenafem/apps/mpm/staggered_velocity.hpp"
 
 #include <thrust/copy.h>
 #include <thrust/count.h>
@@ -184,9 +185,11 @@ struct MomentumForm {
     }
     return particle;
   }
+  /// The velocity component of a scalar space's nodes (a staggered grid's); -1: the test's own.
+  int component = -1;
   template <class Test>
   AFEM_HOST_DEVICE double operator()(const Particle& particle, const Test& v) const {
-    const int c = v.component;
+    const int c = component < 0 ? v.component : component;
     const Vector<D> offset = v.node_position - particle.position;
     return (particle.momentum[c] + particle.affine_momentum.row(c).dot(offset)) * v.basis_value -
            particle.stress_impulse.row(c).dot(v.basis_gradient);
@@ -236,6 +239,48 @@ struct UpdateGrid {
     for (int d = 0; d < D; ++d) {
       velocity[n * D + static_cast<std::size_t>(d)] = v[d];
     }
+  }
+};
+
+/// A scalar grid velocity's value and gradient at a particle.
+template <int D>
+struct ValueAndGradientAt {
+  template <class Sample, class Field>
+  AFEM_HOST_DEVICE Eigen::Matrix<double, D + 1, 1> operator()(const Sample& s,
+                                                              const Field& u) const {
+    Eigen::Matrix<double, D + 1, 1> out;
+    out[0] = u.value(s);
+    out.template tail<D>() = u.grad(s);
+    return out;
+  }
+};
+
+/// Particle p's velocity component d and row d of its velocity gradient from the D blocks of
+/// value and gradient ValueAndGradientAt wrote.
+template <int D>
+struct GatherStaggered {
+  memory::ArrayView<const double> blocks[D];
+  memory::ArrayView<double> velocities;
+  memory::ArrayView<double> gradients;
+  AFEM_HOST_DEVICE void operator()(std::size_t p) const {
+    for (int d = 0; d < D; ++d) {
+      const auto k = static_cast<std::size_t>(d);
+      velocities[p * D + k] = blocks[d][p * (D + 1)];
+      for (int a = 0; a < D; ++a) {
+        gradients[(p * D + k) * D + static_cast<std::size_t>(a)] =
+            blocks[d][p * (D + 1) + 1 + static_cast<std::size_t>(a)];
+      }
+    }
+  }
+};
+
+/// 1 on the cells that hold particles (the active ones), 0 elsewhere.
+template <class CellsView>
+struct MarkFluidCells {
+  CellsView cells;
+  memory::ArrayView<std::uint8_t> fluid;
+  AFEM_HOST_DEVICE void operator()(std::int32_t e) const {
+    fluid[static_cast<std::size_t>(cells.element_cell(e))] = 1;
   }
 };
 
@@ -575,7 +620,9 @@ public:
     return Spaces::node_grid(this->grid_).to_mesh_data();
   }
   [[nodiscard]] memory::ArrayView<double> pressure() override {
-    return projection_ ? projection_->pressure() : memory::ArrayView<double>{};
+    return staggered_    ? staggered_->pressure()
+           : projection_ ? projection_->pressure()
+                         : memory::ArrayView<double>{};
   }
 
   /// Grid velocity = momentum / mass + gravity_dt, with the closed faces (`momentum` may be
@@ -594,7 +641,16 @@ public:
   fem::DiscreteField<ScalarSpace> mass_;
   fem::DiscreteField<VectorSpace> velocity_;
   quadrature::PicQuadrature<Grid> quadrature_;
-  std::unique_ptr<PressureProjection<D, ScalarSpace>> projection_;  ///< the incompressible fluid's
+  /// The incompressible fluid's collocated projection (B-spline velocities).
+  std::unique_ptr<PressureProjection<D, ScalarSpace>> projection_;
+  /// The incompressible fluid's staggered velocity (Q1), which replaces the collocated one in
+  /// the transfers; velocity_ then holds it averaged to the vertices, for output.
+  std::unique_ptr<StaggeredVelocity<D>> staggered_;
+
+  /// The staggered step's transfers.
+  void staggered_particle_to_grid();
+  void staggered_update_grid();
+  void staggered_grid_to_particle();
 };
 
 }  // namespace detail
@@ -751,11 +807,18 @@ detail::SimulationOn<D, Spaces>::SimulationOn(const Setup& setup, memory::Pool& 
       mass_(scalar_space_),
       velocity_(vector_space_),
       quadrature_(active_cells_, pool, {.max_particles = this->capacity_}),
-      projection_(setup.materials[0].kind == MaterialKind::incompressible_fluid
+      projection_(setup.materials[0].kind == MaterialKind::incompressible_fluid &&
+                          !std::is_same_v<Spaces, Q1Spaces<D>>
                       ? std::make_unique<PressureProjection<D, ScalarSpace>>(
                             scalar_space_, setup.boundary_cells, setup.materials[0].density,
                             this->min_grid_mass(), pool, step_arena)
-                      : nullptr) {
+                      : nullptr),
+      staggered_(setup.materials[0].kind == MaterialKind::incompressible_fluid &&
+                         std::is_same_v<Spaces, Q1Spaces<D>>
+                     ? std::make_unique<StaggeredVelocity<D>>(this->grid_, setup,
+                                                              setup.pressure_preconditioner,
+                                                              this->capacity_, pool, step_arena)
+                     : nullptr) {
   pool.stream().synchronize();
 }
 
@@ -782,6 +845,9 @@ void detail::SimulationOn<D, Spaces>::rebin() {
   }
   scalar_restriction_.rebuild(arena);
   quadrature_.bin(std::move(located), arena);
+  if (staggered_) {
+    staggered_->rebin(views.positions, views.volumes, arena);
+  }
 }
 
 template <int D, class Spaces>
@@ -807,6 +873,10 @@ void detail::SimulationOn<D, Spaces>::particle_to_grid() {
   memory::Arena& arena = *this->arena_;
   fem::integrate(mass_.dofs(), quadrature_, scalar_restriction_,
                  detail::MassForm{this->materials()}, arena);
+  if (staggered_) {
+    staggered_particle_to_grid();
+    return;
+  }
   const ParticleViews views = this->views();
   fem::integrate(velocity_.dofs(), quadrature_, vector_restriction_,
                  detail::MomentumForm<D>{this->materials(), views.velocities, views.affine,
@@ -819,6 +889,10 @@ void detail::SimulationOn<D, Spaces>::particle_to_grid() {
 
 template <int D, class Spaces>
 void detail::SimulationOn<D, Spaces>::update_grid() {
+  if (staggered_) {
+    staggered_update_grid();
+    return;
+  }
   apply_grid_velocity(velocity_.dofs(), true);
   if (projection_) {
     // Leaves the wall-held components and the nodes without fluid as they are.
@@ -857,6 +931,10 @@ void detail::SimulationOn<D, Spaces>::apply_grid_velocity(memory::ArrayView<cons
 
 template <int D, class Spaces>
 void detail::SimulationOn<D, Spaces>::grid_to_particle() {
+  if (staggered_) {
+    staggered_grid_to_particle();
+    return;
+  }
   memory::Arena& arena = *this->arena_;
   const std::size_t n = this->count();
   const ParticleViews particles = this->views();
@@ -889,6 +967,73 @@ void detail::SimulationOn<D, Spaces>::grid_to_particle() {
     update.upper[d] = high_open ? infinity : setup.origin[d] + setup.extent[d] - margin;
   }
   auto policy = memory::arena_policy(arena, "Mpm.thrust");
+  thrust::for_each_n(policy, thrust::counting_iterator<std::size_t>(0), n, update);
+}
+
+template <int D, class Spaces>
+void detail::SimulationOn<D, Spaces>::staggered_particle_to_grid() {
+  const ParticleViews views = this->views();
+  const detail::MomentumForm<D> momentum{this->materials(), views.velocities, views.affine,
+                                         views.deformation, views.forces,     this->setup_.dt};
+  staggered_->particle_to_grid(
+      detail::MassForm{this->materials()},
+      [&](int d) {
+        detail::MomentumForm<D> component = momentum;
+        component.component = d;
+        return component;
+      },
+      *this->arena_);
+}
+
+template <int D, class Spaces>
+void detail::SimulationOn<D, Spaces>::staggered_update_grid() {
+  memory::Arena& arena = *this->arena_;
+  auto fluid = memory::borrow_temporary<std::uint8_t>(
+      arena, static_cast<std::size_t>(this->grid_.cell_count()), "Mpm.fluid_cells");
+  auto policy = memory::arena_policy(arena, "Mpm.thrust");
+  thrust::fill(policy, fluid.view().begin(), fluid.view().end(), std::uint8_t{0});
+  thrust::for_each_n(policy, thrust::counting_iterator<std::int32_t>(0),
+                     active_cells_.element_count(),
+                     detail::MarkFluidCells<typename quadrature::Cells<Grid>::View>{
+                         active_cells_.view(), fluid.view()});
+  const Setup& setup = this->setup_;
+  const MacProjectionResult result =
+      staggered_->update(setup.gravity, setup.dt, this->min_grid_mass(), fluid.view(), arena);
+  this->pressure_solve_ = ProjectionResult{result.solve, result.divergence};
+  staggered_->to_vertices(velocity_.dofs(), arena);
+}
+
+template <int D, class Spaces>
+void detail::SimulationOn<D, Spaces>::staggered_grid_to_particle() {
+  memory::Arena& arena = *this->arena_;
+  const std::size_t n = this->count();
+  const ParticleViews particles = this->views();
+  // Every allocation comes before the kernel that writes the particle state, so an error (out of
+  // memory) leaves the particles as they were.
+  auto velocities = memory::borrow_temporary<double>(arena, n * D, "Mpm.new_velocities");
+  auto gradients = memory::borrow_temporary<double>(arena, n * D * D, "Mpm.new_gradients");
+  std::array<memory::Temporary<double>, D> blocks;
+  std::array<memory::ArrayView<double>, D> out;
+  detail::GatherStaggered<D> gather{{}, velocities.view(), gradients.view()};
+  for (std::size_t d = 0; d < D; ++d) {
+    memory::replace_owned(
+        blocks[d], memory::borrow_temporary<double>(arena, n * (D + 1), "Mpm.staggered_values"));
+    out[d] = blocks[d].view();
+    gather.blocks[d] = blocks[d].view();
+  }
+  staggered_->interpolate(out, detail::ValueAndGradientAt<D>{}, arena);
+  auto policy = memory::arena_policy(arena, "Mpm.thrust");
+  thrust::for_each_n(policy, thrust::counting_iterator<std::size_t>(0), n, gather);
+  thrust::copy(policy, gradients.view().begin(), gradients.view().end(), particles.affine.begin());
+  const Setup& setup = this->setup_;
+  detail::UpdateParticles<D> update{
+      this->materials(),    velocities.view(),     particles.affine, particles.positions,
+      particles.velocities, particles.deformation, setup.dt};
+  const double margin = setup.boundary_cells * setup.cell_size();
+  for (std::size_t d = 0; d < D; ++d) {
+    update.lower[d] = setup.origin[d] + margin;  // every face of the fluid's box is closed
+    update.upper[d] = setup.origin[d] + setup.extent[d] - margin;
+  }
   thrust::for_each_n(policy, thrust::counting_iterator<std::size_t>(0), n, update);
 }
 
@@ -1112,6 +1257,11 @@ GridState detail::SimulationOn<D, Spaces>::grid_state() const {
   GridState state;
   state.masses = detail::download<double>(pool, mass_.dofs());
   state.velocities = detail::download<double>(pool, velocity_.dofs());
+  if (staggered_) {
+    for (std::size_t d = 0; d < D; ++d) {
+      state.faces[d] = detail::download<double>(pool, staggered_->face_values(static_cast<int>(d)));
+    }
+  }
   pool.stream().synchronize();
   return state;
 }

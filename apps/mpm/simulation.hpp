@@ -10,6 +10,7 @@
 /// per-node sums in element order), so a run is bitwise the same across runs and OpenMP thread
 /// counts. Set up from a Setup (apps/mpm/setup.hpp); embedders link arenafem::mpm.
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -74,6 +75,10 @@ struct PressureSolve {
 struct GridState {
   std::vector<double> masses;
   std::vector<double> velocities;
+  /// The incompressible fluid's velocity on the Q1 grid, which is staggered: component d on the
+  /// centres of the faces normal to axis d (numbered as MacLattice<D> numbers them); empty for
+  /// the other runs. `velocities` then holds it averaged to the vertices.
+  std::array<std::vector<double>, 3> faces;
 };
 
 /// How Simulation::step() runs.
