@@ -192,8 +192,8 @@ BENCHMARK(mpm_dam_break_3d)
 /// The incompressible dam break (apic_fluid's default scene) in state.range(0) dimensions on
 /// state.range(1) cells per axis, its pressure solve preconditioned by Jacobi (state.range(2) = 0)
 /// or the multigrid (1); grid_ms holds the projection. The steps run from the start of the scene
-/// (the fluid still a column); apic_fluid's whole run is in scripts/bench-fluid.sh.
-void mpm_incompressible_dam_break(benchmark::State& state) {
+/// (the fluid still a column); scripts/bench-fluid.sh times apic_fluid's whole runs.
+void mpm_incompressible_fluid(benchmark::State& state) {
   afem::apps::mpm::SceneOptions options;
   options.kind = afem::apps::mpm::SceneKind::dam_break;
   options.incompressible = true;
@@ -207,7 +207,7 @@ void mpm_incompressible_dam_break(benchmark::State& state) {
     run_steps<3>(state, options);
   }
 }
-BENCHMARK(mpm_incompressible_dam_break)
+BENCHMARK(mpm_incompressible_fluid)
     ->ArgNames({"dim", "n", "multigrid"})
     ->Args({2, 128, 0})
     ->Args({2, 128, 1})

@@ -10,9 +10,12 @@
 /// holds fluid or not (the caller says which); a cell without fluid holds p = 0 (the free
 /// surface), a face within `wall_layers` cells of a closed side of the box is held at rest by the
 /// wall (no pressure acts across it), and u = u* - (dt / (rho h)) grad p on the other faces
-/// beside fluid. The system A p = b (A the Laplacian times h^2, one row per cell, the identity
-/// on the cells without fluid) is solved by CG to `tolerance`; then the divergence left is
-/// (dt / (rho h^2)) (A p - b): at the solver's tolerance.
+/// beside fluid. The system A p = b (A the Laplacian times h^2, one row per cell, 1e-6 times the
+/// identity on the cells without fluid) is solved by CG to `tolerance`, preconditioned by Jacobi
+/// or the geometric multigrid (rebuilt every projection: the fluid cells change); then the
+/// divergence left is (dt / (rho h^2)) (A p - b): at the solver's tolerance. The faces beside no
+/// fluid cell then take the mean of their projected neighbours (one layer of velocity beyond the
+/// fluid).
 /// Used by the MPM programs; compiled by nvcc in the CUDA build.
 
 #include <thrust/for_each.h>

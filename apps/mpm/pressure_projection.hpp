@@ -18,7 +18,8 @@
 /// transpose, refreshed in place; the solve applies the operator B W B^T with the fixed pressures
 /// held, composed from B, W and B^T (formed explicitly it would couple nodes two cells apart),
 /// preconditioned by the diagonal of B W B^T.
-/// Used by Simulation<D>; compiled by nvcc in the CUDA build.
+/// Used by Simulation<D> for the fluid on quadratic B-spline velocities (the Q1 fluid is staggered:
+/// StaggeredVelocity and MacProjection); compiled by nvcc in the CUDA build.
 
 #include <thrust/for_each.h>
 #include <thrust/iterator/counting_iterator.h>

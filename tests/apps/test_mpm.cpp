@@ -476,6 +476,37 @@ TEST_F(MpmTest, IncompressibleDamBreakIsDivergenceFree3D) {
   EXPECT_GT(max_speed(simulation.particles(), 3), 0.1);
 }
 
+// The staggered fluid's runs are bitwise the same on 1 to 4 threads, with either preconditioner
+// of the pressure solve, and the two solves agree to their tolerance.
+TEST_F(MpmTest, IncompressibleRunsAreBitwiseIdenticalAcrossThreadCounts) {
+  mpm::Setup scene = incompressible_scene(SceneKind::dam_break, 32);
+  std::array<ParticleState, 2> one;
+  for (const PressurePreconditioner solve :
+       {PressurePreconditioner::jacobi, PressurePreconditioner::multigrid}) {
+    scene.pressure_preconditioner = solve;
+    const auto k = static_cast<std::size_t>(solve);
+    {
+#if defined(_OPENMP)
+      const test::ThreadCount threads(1);
+#endif
+      one[k] = run<2>(scene, 30);
+    }
+    for (const int count : {2, 3, 4}) {
+      SCOPED_TRACE(std::to_string(count) + " threads, " + to_string(solve));
+#if defined(_OPENMP)
+      const test::ThreadCount threads(count);
+#endif
+      expect_bitwise_equal(run<2>(scene, 30), one[k]);
+    }
+  }
+  double largest = 0.0;
+  for (std::size_t i = 0; i < one[0].velocities.size(); ++i) {
+    largest = std::max(largest, std::abs(one[0].velocities[i] - one[1].velocities[i]));
+  }
+  EXPECT_LT(largest, 1e-6 * max_speed(one[1], 2));
+  EXPECT_GT(max_speed(one[1], 2), 0.1);
+}
+
 // Water at rest in gravity is in exact discrete balance with its hydrostatic pressure.
 TEST_F(MpmTest, IncompressibleStillWaterStaysAtRest) {
   const mpm::Setup scene = incompressible_scene(SceneKind::still_water, 32);
@@ -692,6 +723,12 @@ TEST(MpmScene, HelpListsTheScenesAProgramRuns) {
       << fluid;
   EXPECT_EQ(fluid.find("sand_column"), std::string::npos) << fluid;
   EXPECT_EQ(fluid.find("elastic_drop"), std::string::npos) << fluid;
+  // Only a program with a pressure solve lists its preconditioner.
+  EXPECT_NE(fluid.find("--preconditioner NAME     of the pressure solve: multigrid (default) or "
+                       "jacobi\n"),
+            std::string::npos)
+      << fluid;
+  EXPECT_EQ(all.find("--preconditioner"), std::string::npos) << all;
   for (const std::string& text : {all, fluid}) {
     std::size_t start = 0;
     while (start < text.size()) {
