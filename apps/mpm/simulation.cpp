@@ -99,19 +99,6 @@ AFEM_HOST_DEVICE Vector<D> load_vector(memory::ArrayView<const double> values, s
   return v;
 }
 
-/// Marks the cell that holds every located particle (particles outside the grid mark nothing).
-/// Equal values may be written by several threads.
-struct MarkCells {
-  memory::ArrayView<const std::int32_t> cells;
-  memory::ArrayView<std::uint8_t> mask;
-  AFEM_HOST_DEVICE void operator()(std::size_t p) const {
-    const std::int32_t cell = cells[p];
-    if (cell >= 0) {
-      mask[static_cast<std::size_t>(cell)] = 1;
-    }
-  }
-};
-
 /// The fraction of each active cell the particles fill: their volume over the cell's, at most 1
 /// (summed in the binning's order).
 template <class CellsView>
@@ -832,19 +819,8 @@ void detail::SimulationOn<D, Spaces>::rebin() {
   // The particles are located once: their cells select the active cells, then they are binned
   // into them.
   const auto views = this->views();
-  auto located = quadrature_.locate(views.positions, views.volumes, arena);
-  {
-    auto mask = memory::borrow_temporary<std::uint8_t>(
-        arena, static_cast<std::size_t>(this->grid_.cell_count()), "Mpm.active_mask");
-    auto policy = memory::arena_policy(arena, "Mpm.thrust");
-    thrust::fill(policy, mask.view().begin(), mask.view().end(), std::uint8_t{0});
-    thrust::for_each_n(policy, thrust::counting_iterator<std::size_t>(0),
-                       static_cast<std::size_t>(located.count()),
-                       detail::MarkCells{located.cells(), mask.view()});
-    active_partition_.select_mask(mask.view(), arena);
-  }
-  scalar_restriction_.rebuild(arena);
-  quadrature_.bin(std::move(located), arena);
+  detail::rebin_particles(quadrature_, active_partition_, scalar_restriction_,
+                          this->grid_.cell_count(), views.positions, views.volumes, arena);
   if (staggered_) {
     staggered_->rebin(views.positions, views.volumes, arena);
   }

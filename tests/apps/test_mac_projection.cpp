@@ -197,26 +197,26 @@ TEST_F(MacProjectionTest, LeavesTheDivergenceAtTheSolversTolerance3D) {
 /// A fluid at rest in gravity: u* = -g dt on the vertical faces. The projection brings every face
 /// back to rest and the pressure is hydrostatic: rho g times the depth below the surface.
 TEST_F(MacProjectionTest, HoldsAFluidAtRestInGravity) {
-  constexpr int D = 2;
-  const Tank<D> tank(32, 0.5);
+  constexpr int dim = 2;
+  const Tank<dim> tank(32, 0.5);
   const double h = 1.0 / 32.0;
   const double dt = 1e-3;
   const double g = 9.81;
   const double rho = 1000.0;
-  std::array<std::vector<double>, D> start;
+  std::array<std::vector<double>, dim> start;
   start[0].assign(static_cast<std::size_t>(tank.lattice.face_count(0)), 0.0);
   start[1].assign(static_cast<std::size_t>(tank.lattice.face_count(1)), -g * dt);
-  Faces<D> faces(*pool_, tank.lattice, start);
+  Faces<dim> faces(*pool_, tank.lattice, start);
   auto fluid = memory::borrow_temporary<std::uint8_t>(*pool_, tank.fluid.size(), "test.fluid");
   test::copy_to_device(fluid.view(), tank.fluid);
-  MacProjection<D> projection(tank.lattice, h, rho, PressurePreconditioner::multigrid, *pool_);
+  MacProjection<dim> projection(tank.lattice, h, rho, PressurePreconditioner::multigrid, *pool_);
   projection.project(faces.view(), fluid.view(), dt, *arena_);
-  for (int d = 0; d < D; ++d) {
+  for (int d = 0; d < dim; ++d) {
     const std::vector<double> u = faces.host(d);
     for (std::int64_t f = 0; f < tank.lattice.face_count(d); ++f) {
-      std::int32_t i[D];
+      std::int32_t i[dim];
       tank.lattice.face_coords(d, f, i);
-      std::int32_t k[D];
+      std::int32_t k[dim];
       tank.lattice.face_cell(d, i, 0, k);
       const std::int64_t below = tank.lattice.cell_at(k);
       tank.lattice.face_cell(d, i, 1, k);
@@ -237,7 +237,7 @@ TEST_F(MacProjectionTest, HoldsAFluidAtRestInGravity) {
     if (tank.fluid[static_cast<std::size_t>(c)] == 0) {
       continue;
     }
-    std::int32_t k[D];
+    std::int32_t k[dim];
     tank.lattice.cell_coords(c, k);
     const double depth = (top - k[1] + 1) * h;
     EXPECT_NEAR(pressure[static_cast<std::size_t>(c)], rho * g * depth, 1e-6 * rho * g)
@@ -248,22 +248,22 @@ TEST_F(MacProjectionTest, HoldsAFluidAtRestInGravity) {
 /// CG iterations with the multigrid on 64^2 and 256^2 cells: within 1.5x of each other, where
 /// Jacobi's grow with the resolution.
 TEST_F(MacProjectionTest, MultigridIterationsStayBoundedAsTheGridIsRefined) {
-  constexpr int D = 2;
+  constexpr int dim = 2;
   std::array<int, 2> multigrid{};
   std::array<int, 2> jacobi{};
   for (std::size_t r = 0; r < 2; ++r) {
     const std::int32_t n = r == 0 ? 64 : 256;
-    const Tank<D> tank(n, 0.5);
-    std::array<std::vector<double>, D> start;
-    for (int d = 0; d < D; ++d) {
+    const Tank<dim> tank(n, 0.5);
+    std::array<std::vector<double>, dim> start;
+    for (int d = 0; d < dim; ++d) {
       start[d] = hashed(tank.lattice.face_count(d), 5 + d);
     }
     auto fluid = memory::borrow_temporary<std::uint8_t>(*pool_, tank.fluid.size(), "test.fluid");
     test::copy_to_device(fluid.view(), tank.fluid);
     for (const PressurePreconditioner kind :
          {PressurePreconditioner::jacobi, PressurePreconditioner::multigrid}) {
-      Faces<D> faces(*pool_, tank.lattice, start);
-      MacProjection<D> projection(tank.lattice, 1.0 / n, 1000.0, kind, *pool_);
+      Faces<dim> faces(*pool_, tank.lattice, start);
+      MacProjection<dim> projection(tank.lattice, 1.0 / n, 1000.0, kind, *pool_);
       const int iterations =
           projection.project(faces.view(), fluid.view(), 1e-3, *arena_).solve.iterations;
       (kind == PressurePreconditioner::jacobi ? jacobi : multigrid)[r] = iterations;
@@ -275,16 +275,17 @@ TEST_F(MacProjectionTest, MultigridIterationsStayBoundedAsTheGridIsRefined) {
 }
 
 TEST_F(MacProjectionTest, RefusesMismatchedSizesAndLeavesTheVelocity) {
-  constexpr int D = 2;
-  const Tank<D> tank(16, 0.5);
-  std::array<std::vector<double>, D> start;
-  for (int d = 0; d < D; ++d) {
+  constexpr int dim = 2;
+  const Tank<dim> tank(16, 0.5);
+  std::array<std::vector<double>, dim> start;
+  for (int d = 0; d < dim; ++d) {
     start[d] = hashed(tank.lattice.face_count(d), 3 + d);
   }
-  Faces<D> faces(*pool_, tank.lattice, start);
+  Faces<dim> faces(*pool_, tank.lattice, start);
   auto fluid = memory::borrow_temporary<std::uint8_t>(*pool_, tank.fluid.size(), "test.fluid");
   test::copy_to_device(fluid.view(), tank.fluid);
-  MacProjection<D> projection(tank.lattice, 0.1, 1000.0, PressurePreconditioner::multigrid, *pool_);
+  MacProjection<dim> projection(tank.lattice, 0.1, 1000.0, PressurePreconditioner::multigrid,
+                                *pool_);
   const auto expect_refusal = [&](auto&& call, const std::string& words) {
     try {
       call();
@@ -292,7 +293,7 @@ TEST_F(MacProjectionTest, RefusesMismatchedSizesAndLeavesTheVelocity) {
     } catch (const Error& e) {
       EXPECT_NE(std::string(e.what()).find(words), std::string::npos) << e.what();
     }
-    for (int d = 0; d < D; ++d) {
+    for (int d = 0; d < dim; ++d) {
       EXPECT_EQ(faces.host(d), start[d]);
     }
   };
@@ -304,18 +305,20 @@ TEST_F(MacProjectionTest, RefusesMismatchedSizesAndLeavesTheVelocity) {
       "255 fluid flags for 256 cells");
   expect_refusal(
       [&] {
-        MacVelocity<D> short_faces = faces.view();
+        MacVelocity<dim> short_faces = faces.view();
         short_faces.component[1] = short_faces.component[1].subview(0, 10);
         projection.project(short_faces, fluid.view(), 1e-3, *arena_);
       },
       "10 values of velocity component 1");
   expect_refusal([&] { projection.project(faces.view(), fluid.view(), -1.0, *arena_); },
                  "time step");
-  MacLattice<D> flat = tank.lattice;
+  MacLattice<dim> flat = tank.lattice;
   flat.cells[0] = 1;
-  EXPECT_THROW(MacProjection<D>(flat, 0.1, 1000.0, PressurePreconditioner::jacobi, *pool_), Error);
-  EXPECT_THROW(MacProjection<D>(tank.lattice, -0.1, 1000.0, PressurePreconditioner::jacobi, *pool_),
+  EXPECT_THROW(MacProjection<dim>(flat, 0.1, 1000.0, PressurePreconditioner::jacobi, *pool_),
                Error);
+  EXPECT_THROW(
+      MacProjection<dim>(tank.lattice, -0.1, 1000.0, PressurePreconditioner::jacobi, *pool_),
+      Error);
 }
 
 }  // namespace
