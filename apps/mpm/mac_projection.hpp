@@ -412,7 +412,7 @@ public:
         multigrid_->rebuild(matrix_, vertex_cells, scratch);
       } else {
         multigrid_.emplace(matrix_, vertex_cells, scratch,
-                           fem::MultigridOptions{.semidefinite = true});
+                           fem::MultigridOptions{.smoothing_degree = 1, .semidefinite = true});
       }
       matrix_.pool().stream().synchronize();
       result.setup_seconds =
