@@ -172,11 +172,9 @@ struct MomentumForm {
     }
     return particle;
   }
-  /// The velocity component of a scalar space's nodes (a staggered grid's); -1: the test's own.
-  int component = -1;
   template <class Test>
   AFEM_HOST_DEVICE double operator()(const Particle& particle, const Test& v) const {
-    const int c = component < 0 ? v.component : component;
+    const int c = v.component;
     const Vector<D> offset = v.node_position - particle.position;
     return (particle.momentum[c] + particle.affine_momentum.row(c).dot(offset)) * v.basis_value -
            particle.stress_impulse.row(c).dot(v.basis_gradient);
@@ -226,6 +224,47 @@ struct UpdateGrid {
     for (int d = 0; d < D; ++d) {
       velocity[n * D + static_cast<std::size_t>(d)] = v[d];
     }
+  }
+};
+
+/// The incompressible fluid's grid momentum on the faces of velocity component `component`:
+/// (rho0 (v_p + C_p (x_i - x_p)) + dt f_p / V0_p)_c N_i, weighted by V0_p. The fluid has no stress
+/// (its pressure comes from the projection), so the basis gradients are not read.
+template <int D>
+struct FluidMomentumForm {
+  static constexpr bool reads_gradients = false;
+  MaterialLookup materials;
+  memory::ArrayView<const double> velocities;
+  memory::ArrayView<const double> affine;
+  memory::ArrayView<const double> forces;
+  double dt = 0.0;
+  int component = 0;
+
+  /// What the form needs of a particle, found once per particle.
+  struct Particle {
+    Vector<D> position;
+    double momentum = 0.0;
+    Vector<D> affine_momentum;  ///< row `component` of rho0 C_p
+  };
+  template <class Sample>
+  AFEM_HOST_DEVICE Particle prepare(const Sample& s) const {
+    const std::size_t p = s.index;
+    const double density = materials(p).density;
+    const auto c = static_cast<std::size_t>(component);
+    Particle particle{s.x, density * velocities[p * D + c], Vector<D>::Zero()};
+    for (std::size_t a = 0; a < D; ++a) {
+      particle.affine_momentum[static_cast<Eigen::Index>(a)] =
+          density * affine[(p * D + c) * D + a];
+    }
+    if (!forces.empty()) {
+      particle.momentum += (dt / s.weight) * forces[p * D + c];
+    }
+    return particle;
+  }
+  template <class Test>
+  AFEM_HOST_DEVICE double operator()(const Particle& particle, const Test& v) const {
+    return (particle.momentum + particle.affine_momentum.dot(v.node_position - particle.position)) *
+           v.basis_value;
   }
 };
 
@@ -949,14 +988,11 @@ void detail::SimulationOn<D, Spaces>::grid_to_particle() {
 template <int D, class Spaces>
 void detail::SimulationOn<D, Spaces>::staggered_particle_to_grid() {
   const ParticleViews views = this->views();
-  const detail::MomentumForm<D> momentum{this->materials(), views.velocities, views.affine,
-                                         views.deformation, views.forces,     this->setup_.dt};
   staggered_->particle_to_grid(
       detail::MassForm{this->materials()},
       [&](int d) {
-        detail::MomentumForm<D> component = momentum;
-        component.component = d;
-        return component;
+        return detail::FluidMomentumForm<D>{this->materials(), views.velocities, views.affine,
+                                            views.forces,      this->setup_.dt,  d};
       },
       *this->arena_);
 }
