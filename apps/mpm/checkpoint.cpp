@@ -112,6 +112,8 @@ void write_setup(Writer& out, const Setup& setup) {
   out.value<std::int32_t>(setup.boundary_cells);
   out.value(setup.dt);
   out.value(setup.cfl);
+  out.value<std::uint8_t>(setup.pressure_preconditioner == PressurePreconditioner::multigrid ? 1
+                                                                                             : 0);
   out.value<std::int64_t>(setup.capacity);
   out.value<std::uint8_t>(setup.external_forces ? 1 : 0);
   out.value(static_cast<std::uint32_t>(setup.materials.size()));
@@ -155,6 +157,13 @@ Setup read_setup(Reader& in, int dimension, const std::string& path) {
   setup.boundary_cells = in.value<std::int32_t>("boundary_cells");
   setup.dt = in.value<double>("dt");
   setup.cfl = in.value<double>("cfl");
+  const auto preconditioner = in.value<std::uint8_t>("the pressure preconditioner");
+  if (preconditioner > 1) {
+    throw Error("checkpoint " + path + ": pressure preconditioner " +
+                std::to_string(preconditioner) + ", expected 0 or 1");
+  }
+  setup.pressure_preconditioner =
+      preconditioner == 1 ? PressurePreconditioner::multigrid : PressurePreconditioner::jacobi;
   setup.capacity = in.value<std::int64_t>("the capacity");
   setup.external_forces = in.value<std::uint8_t>("external_forces") != 0;
   const auto materials = in.value<std::uint32_t>("the material count");

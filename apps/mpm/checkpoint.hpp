@@ -3,11 +3,11 @@
 /// @file
 /// The MPM checkpoint: the whole state of a Simulation on the host, and its file format.
 ///
-/// Format version 1, every number little-endian, with no padding:
+/// Format version 2, every number little-endian, with no padding:
 ///
 ///     offset  size  field
 ///          0     8  magic "AFEMCKPT"
-///          8     4  u32 format version (1)
+///          8     4  u32 format version (2)
 ///         12     4  u32 dimension D (2 or 3)
 ///         16     8  u64 payload bytes P
 ///         24     P  payload (below)
@@ -15,7 +15,8 @@
 ///
 /// The payload, in order: the setup (i32 basis (0 q1, 1 bspline2); f64 origin[3], extent[3];
 /// i32 resolution; f64 gravity[3]; u8 boundaries[6] (0 slip, 1 sticky, 2 open); i32
-/// boundary_cells; f64 dt (resolved), cfl; i64 capacity; u8 external_forces; u32 material count M
+/// boundary_cells; f64 dt (resolved), cfl; u8 pressure preconditioner (0 Jacobi, 1 multigrid);
+/// i64 capacity; u8 external_forces; u32 material count M
 /// and M materials, each i32 kind (0 elastic, 1 sand, 2 fluid, 3 incompressible fluid) and f64
 /// density, youngs_modulus, poisson_ratio, friction_angle_degrees, bulk_modulus, tait_exponent);
 /// then i64 steps taken, i64 particles left; i32 particle count N; f64 positions[N D],
@@ -32,7 +33,7 @@
 namespace afem::apps::mpm {
 
 /// The checkpoint format version this build writes and reads.
-inline constexpr std::uint32_t checkpoint_version = 1;
+inline constexpr std::uint32_t checkpoint_version = 2;
 
 /// A simulation's whole state on the host (the arrays as in ParticleViews, trimmed to the count).
 struct Checkpoint {

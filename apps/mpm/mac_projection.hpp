@@ -14,8 +14,8 @@
 /// identity on the cells without fluid) is solved by CG to `tolerance`, preconditioned by Jacobi
 /// or the geometric multigrid (rebuilt every projection: the fluid cells change); then the
 /// divergence left is (dt / (rho h^2)) (A p - b): at the solver's tolerance. The faces beside no
-/// fluid cell then take the mean of their projected neighbours (one layer of velocity beyond the
-/// fluid).
+/// fluid cell then take the mean of their projected neighbours (two layers of velocity beyond the
+/// fluid). A sticky side also holds the faces along it within its layers.
 /// Used by the MPM programs; compiled by nvcc in the CUDA build.
 
 #include <thrust/for_each.h>
@@ -58,6 +58,8 @@ struct MacLattice {
   int wall_layers = 0;
   /// Whether the low (2d) and high (2d + 1) side of axis d is a wall.
   bool closed[2 * D] = {};
+  /// Whether that wall also holds the faces along it (within its layers) at rest.
+  bool sticky[2 * D] = {};
 
   [[nodiscard]] AFEM_HOST_DEVICE std::int64_t cell_count() const {
     std::int64_t n = 1;
@@ -128,10 +130,37 @@ struct MacLattice {
     }
     return false;
   }
-  /// Whether the wall holds the faces `along` cells from the low end of axis d.
-  [[nodiscard]] AFEM_HOST_DEVICE bool held(int d, std::int32_t along) const {
-    return (closed[2 * d] && along <= wall_layers) ||
-           (closed[2 * d + 1] && along >= cells[d] - wall_layers);
+  /// Whether the walls hold the face of component d at `i` at rest: it is normal to a closed side
+  /// within that side's wall layers, or along a sticky side within its layers.
+  [[nodiscard]] AFEM_HOST_DEVICE bool held(int d, const std::int32_t (&i)[D]) const {
+    if ((closed[2 * d] && i[d] <= wall_layers) ||
+        (closed[2 * d + 1] && i[d] >= cells[d] - wall_layers)) {
+      return true;
+    }
+    for (int a = 0; a < D; ++a) {  // face index i along a sits at (i - 1/2) cells
+      if (a != d && ((sticky[2 * a] && i[a] <= wall_layers) ||
+                     (sticky[2 * a + 1] && i[a] > cells[a] - wall_layers))) {
+        return true;
+      }
+    }
+    return false;
+  }
+  /// Whether the cell at `k` lies outside the wall layers of every closed side (where fluid is).
+  [[nodiscard]] AFEM_HOST_DEVICE bool inside_walls(const std::int32_t (&k)[D]) const {
+    for (int a = 0; a < D; ++a) {
+      if ((closed[2 * a] && k[a] < wall_layers) ||
+          (closed[2 * a + 1] && k[a] >= cells[a] - wall_layers)) {
+        return false;
+      }
+    }
+    return true;
+  }
+  /// The coordinates of the face of component d on the low (side 0) or high (1) end of cell `k`.
+  AFEM_HOST_DEVICE void cell_face_coords(int d, const std::int32_t (&k)[D], int side,
+                                         std::int32_t (&i)[D]) const {
+    for (int a = 0; a < D; ++a) {
+      i[a] = a == d ? k[a] + side : k[a] + 1;
+    }
   }
 };
 
@@ -171,10 +200,11 @@ struct MacRows {
     double outflow = 0.0;
     for (int a = 0; a < D; ++a) {
       for (int side = 0; side < 2; ++side) {
-        const std::int32_t along = k[a] + side;
         const auto face = static_cast<std::size_t>(lattice.cell_face(a, k, side));
         outflow += side == 0 ? -velocity.component[a][face] : velocity.component[a][face];
-        if (!wet || lattice.held(a, along)) {
+        std::int32_t i[D];
+        lattice.cell_face_coords(a, k, side, i);
+        if (!wet || lattice.held(a, i)) {
           continue;
         }
         diagonal += 1.0;
@@ -219,7 +249,7 @@ struct MacCorrect {
   AFEM_HOST_DEVICE void operator()(std::size_t f) const {
     std::int32_t i[D];
     lattice.face_coords(d, static_cast<std::int64_t>(f), i);
-    if (lattice.held(d, i[d])) {
+    if (lattice.held(d, i)) {
       velocity[f] = 0.0;
       return;
     }
@@ -240,27 +270,26 @@ struct MacCorrect {
   }
 };
 
-/// The faces of component d that are neither held nor beside fluid take the mean of their
-/// neighbours along each axis that are (0 without any): one layer of velocity beyond the fluid,
-/// so that a particle reads no momentum / mass of a face the projection did not see (a face in a
-/// wall layer or above the surface). Only such faces are written and only the others read.
+/// Velocity beyond the fluid, so that a particle reads no face the projection did not see (in a
+/// wall layer, above the surface): a face of component d that is neither held nor beside fluid
+/// takes the mean of its neighbours along the axes that are (`layer` 1), then a face that is not
+/// next to any such takes the mean of its neighbours from layer 1 (`layer` 2; a particle near an
+/// edge of the fluid reads faces two steps away in 3D), or 0 without any. Each pass writes only
+/// its layer and reads only the one before, which it leaves alone.
 template <int D>
 struct MacExtend {
   MacLattice<D> lattice;
   int d = 0;
   memory::ArrayView<const std::uint8_t> fluid;
   memory::ArrayView<double> velocity;
+  int layer = 1;
   [[nodiscard]] AFEM_HOST_DEVICE bool projected(const std::int32_t (&i)[D]) const {
-    return lattice.held(d, i[d]) || lattice.beside_fluid(d, i, fluid);
+    return lattice.held(d, i) || lattice.beside_fluid(d, i, fluid);
   }
-  AFEM_HOST_DEVICE void operator()(std::size_t f) const {
-    std::int32_t i[D];
-    lattice.face_coords(d, static_cast<std::int64_t>(f), i);
-    if (projected(i)) {
-      return;
-    }
-    double sum = 0.0;
-    int count = 0;
+  /// Calls visit(neighbour, its index) for each neighbour of the face at `i` along the axes.
+  template <class Visit>
+  AFEM_HOST_DEVICE void neighbours(const std::int32_t (&i)[D], std::int64_t f,
+                                   Visit&& visit) const {
     std::int64_t stride = 1;
     for (int a = 0; a < D; ++a) {
       for (int step = -1; step <= 1; step += 2) {
@@ -269,15 +298,39 @@ struct MacExtend {
           n[b] = i[b];
         }
         n[a] += step;
-        if (n[a] < 0 || n[a] >= lattice.face_layers(d, a) || !projected(n)) {
-          continue;
+        if (n[a] >= 0 && n[a] < lattice.face_layers(d, a)) {
+          visit(n, f + step * stride);
         }
-        sum += velocity[static_cast<std::size_t>(static_cast<std::int64_t>(f) + step * stride)];
-        ++count;
       }
       stride *= lattice.face_layers(d, a);
     }
-    velocity[f] = count > 0 ? sum / count : 0.0;
+  }
+  /// In the first layer: not projected, next to a projected face.
+  [[nodiscard]] AFEM_HOST_DEVICE bool first_layer(const std::int32_t (&i)[D],
+                                                  std::int64_t f) const {
+    if (projected(i)) {
+      return false;
+    }
+    bool next = false;
+    neighbours(i, f, [&](const std::int32_t(&n)[D], std::int64_t) { next = next || projected(n); });
+    return next;
+  }
+  AFEM_HOST_DEVICE void operator()(std::size_t slot) const {
+    const auto f = static_cast<std::int64_t>(slot);
+    std::int32_t i[D];
+    lattice.face_coords(d, f, i);
+    if (projected(i) || first_layer(i, f) != (layer == 1)) {
+      return;
+    }
+    double sum = 0.0;
+    int count = 0;
+    neighbours(i, f, [&](const std::int32_t(&n)[D], std::int64_t g) {
+      if (layer == 1 ? projected(n) : first_layer(n, g)) {
+        sum += velocity[static_cast<std::size_t>(g)];
+        ++count;
+      }
+    });
+    velocity[slot] = count > 0 ? sum / count : 0.0;
   }
 };
 
@@ -301,7 +354,7 @@ struct MacHoldWalls {
   AFEM_HOST_DEVICE void operator()(std::size_t f) const {
     std::int32_t i[D];
     lattice.face_coords(d, static_cast<std::int64_t>(f), i);
-    if (lattice.held(d, i[d])) {
+    if (lattice.held(d, i)) {
       velocity[f] = 0.0;
     }
   }
@@ -434,9 +487,11 @@ public:
           detail::MacCorrect<D>{lattice_, d, fluid, pressure_.view(), velocity.component[d],
                                 dt / (density_ * cell_size_)});
     }
-    for (int d = 0; d < D; ++d) {
-      thrust::for_each_n(policy, count, velocity.component[d].size(),
-                         detail::MacExtend<D>{lattice_, d, fluid, velocity.component[d]});
+    for (const int layer : {1, 2}) {
+      for (int d = 0; d < D; ++d) {
+        thrust::for_each_n(policy, count, velocity.component[d].size(),
+                           detail::MacExtend<D>{lattice_, d, fluid, velocity.component[d], layer});
+      }
     }
     const double after = divergence_norm(velocity, fluid, divergence.view(), scratch);
     result.divergence = before > 0.0 ? after / before : 0.0;

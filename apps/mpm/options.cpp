@@ -65,6 +65,7 @@ std::string scene_flags_help(const Program& program) {
   const std::string preconditioner =
       program.incompressible
           ? "  --preconditioner NAME     of the pressure solve: multigrid (default) or jacobi\n"
+            "                            (with --basis bspline2 the solve takes Jacobi)\n"
           : "";
   return text + "\n" +
          "  --dim 2|3                 dimension (default 2)\n"

@@ -300,13 +300,20 @@ struct GatherStaggered {
   }
 };
 
-/// 1 on the cells that hold particles (the active ones), 0 elsewhere.
-template <class CellsView>
+/// 1 on the cells that hold particles (the active ones) outside the wall layers (a particle held
+/// on a wall's plane can round into the layer), 0 elsewhere.
+template <int D, class CellsView>
 struct MarkFluidCells {
   CellsView cells;
+  MacLattice<D> lattice;
   memory::ArrayView<std::uint8_t> fluid;
   AFEM_HOST_DEVICE void operator()(std::int32_t e) const {
-    fluid[static_cast<std::size_t>(cells.element_cell(e))] = 1;
+    const std::int32_t cell = cells.element_cell(e);
+    std::int32_t k[D];
+    lattice.cell_coords(cell, k);
+    if (lattice.inside_walls(k)) {
+      fluid[static_cast<std::size_t>(cell)] = 1;
+    }
   }
 };
 
@@ -1006,8 +1013,8 @@ void detail::SimulationOn<D, Spaces>::staggered_update_grid() {
   thrust::fill(policy, fluid.view().begin(), fluid.view().end(), std::uint8_t{0});
   thrust::for_each_n(policy, thrust::counting_iterator<std::int32_t>(0),
                      active_cells_.element_count(),
-                     detail::MarkFluidCells<typename quadrature::Cells<Grid>::View>{
-                         active_cells_.view(), fluid.view()});
+                     detail::MarkFluidCells<D, typename quadrature::Cells<Grid>::View>{
+                         active_cells_.view(), staggered_->lattice(), fluid.view()});
   const Setup& setup = this->setup_;
   const MacProjectionResult result =
       staggered_->update(setup.gravity, setup.dt, this->min_grid_mass(), fluid.view(), arena);
@@ -1190,6 +1197,7 @@ inline std::string first_difference(const Setup& a, const Setup& b) {
            std::equal(a.materials.begin(), a.materials.end(), b.materials.begin(), same_material),
        "materials"},
       {a.dt == b.dt, "dt"},
+      {a.pressure_preconditioner == b.pressure_preconditioner, "pressure_preconditioner"},
       {a.capacity == b.capacity, "capacity"},
       {a.external_forces == b.external_forces, "external_forces"}};
   for (const auto& [same, name] : fields) {

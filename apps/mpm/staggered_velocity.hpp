@@ -41,30 +41,16 @@ namespace afem::apps::mpm {
 
 namespace detail {
 
-/// Face velocity of component d = momentum / mass + gravity_dt (0 where the face holds no mass),
-/// then 0 within `wall_layers` cells of a sticky side along the other axes (MacProjection holds
-/// the faces normal to every closed side).
+/// Face velocity of component d = momentum / mass + gravity_dt, 0 where the face holds no mass
+/// (MacProjection then holds the faces the walls hold).
 template <int D>
 struct UpdateFaces {
-  MacLattice<D> lattice;
-  int d = 0;
   memory::ArrayView<const double> mass;
   memory::ArrayView<double> velocity;  ///< the momentum on entry
   double gravity_dt = 0.0;
   double min_mass = 0.0;
-  bool sticky[2 * D] = {};
   AFEM_HOST_DEVICE void operator()(std::size_t f) const {
-    double v = mass[f] > min_mass ? velocity[f] / mass[f] + gravity_dt : 0.0;
-    std::int32_t i[D];
-    lattice.face_coords(d, static_cast<std::int64_t>(f), i);
-    for (int a = 0; a < D; ++a) {
-      const double at = a == d ? i[a] : i[a] - 0.5;  // cells from the low side
-      if ((sticky[2 * a] && at < lattice.wall_layers) ||
-          (sticky[2 * a + 1] && at > lattice.cells[a] - lattice.wall_layers)) {
-        v = 0.0;
-      }
-    }
-    velocity[f] = v;
+    velocity[f] = mass[f] > min_mass ? velocity[f] / mass[f] + gravity_dt : 0.0;
   }
 };
 
@@ -124,9 +110,6 @@ public:
       components_[static_cast<std::size_t>(d)] =
           std::make_unique<Component>(component_grid(grid, d), pool, scratch, max_particles);
     }
-    for (int a = 0; a < 2 * D; ++a) {
-      sticky_[a] = setup.boundaries[static_cast<std::size_t>(a)] == Boundary::sticky;
-    }
   }
 
   /// Locates and bins the particles into each component's grid.
@@ -157,14 +140,10 @@ public:
     auto policy = memory::arena_policy(arena, "Mpm.thrust");
     for (int d = 0; d < D; ++d) {
       Component& c = *components_[static_cast<std::size_t>(d)];
-      detail::UpdateFaces<D> update{
-          lattice_, d, c.mass.dofs(), c.velocity.dofs(), gravity[static_cast<std::size_t>(d)] * dt,
-          min_mass};
-      for (int a = 0; a < 2 * D; ++a) {
-        update.sticky[a] = sticky_[a];
-      }
-      thrust::for_each_n(policy, thrust::counting_iterator<std::size_t>(0),
-                         c.velocity.dofs().size(), update);
+      thrust::for_each_n(
+          policy, thrust::counting_iterator<std::size_t>(0), c.velocity.dofs().size(),
+          detail::UpdateFaces<D>{c.mass.dofs(), c.velocity.dofs(),
+                                 gravity[static_cast<std::size_t>(d)] * dt, min_mass});
     }
     return projection_.project(faces(), fluid, dt, arena);
   }
@@ -232,6 +211,7 @@ private:
     lattice.wall_layers = setup.boundary_cells;
     for (int a = 0; a < 2 * D; ++a) {
       lattice.closed[a] = setup.boundaries[static_cast<std::size_t>(a)] != Boundary::open;
+      lattice.sticky[a] = setup.boundaries[static_cast<std::size_t>(a)] == Boundary::sticky;
     }
     return lattice;
   }
@@ -253,7 +233,6 @@ private:
   MacLattice<D> lattice_;
   MacProjection<D> projection_;
   std::array<std::unique_ptr<Component>, D> components_;
-  bool sticky_[2 * D] = {};
 };
 
 }  // namespace afem::apps::mpm

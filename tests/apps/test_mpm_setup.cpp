@@ -411,6 +411,11 @@ TEST_F(MpmSetupTest, AResumedRunIsBitwiseTheUninterruptedOne) {
   options.resolution = 24;
   options.incompressible = true;  // the pressure's warm start is part of the state
   expect_a_resumed_run_is_the_same<2>(make_scene(options), 30, 30, file("water.afem"));
+  options.pressure_preconditioner = PressurePreconditioner::jacobi;  // saved with the setup
+  const mpm::Setup jacobi = make_scene(options);
+  expect_a_resumed_run_is_the_same<2>(jacobi, 30, 30, file("water_jacobi.afem"));
+  EXPECT_EQ(read_checkpoint(file("water_jacobi.afem")).setup.pressure_preconditioner,
+            PressurePreconditioner::jacobi);
   options = {};
   options.dimension = 3;
   options.resolution = 16;
