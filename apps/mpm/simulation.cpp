@@ -680,6 +680,9 @@ public:
   /// the transfers; velocity_ then holds it averaged to the vertices, for output.
   std::unique_ptr<StaggeredVelocity<D>> staggered_;
 
+  /// The end of grid_to_particle(): the particles take `new_velocities` and move, F takes the
+  /// affine matrices (written before).
+  void update_particles(memory::ArrayView<const double> new_velocities);
   /// The staggered step's transfers.
   void staggered_particle_to_grid();
   void staggered_update_grid();
@@ -976,9 +979,16 @@ void detail::SimulationOn<D, Spaces>::grid_to_particle() {
   }
   apply_grid_velocity(momentum.view(), false);
   fem::interpolate(particles.affine, quadrature_, detail::VelocityGradientAt{}, arena, velocity_);
+  update_particles(velocities.view());
+}
+
+template <int D, class Spaces>
+void detail::SimulationOn<D, Spaces>::update_particles(
+    memory::ArrayView<const double> new_velocities) {
   const Setup& setup = this->setup_;
+  const ParticleViews particles = this->views();
   detail::UpdateParticles<D> update{
-      this->materials(),    velocities.view(),     particles.affine, particles.positions,
+      this->materials(),    new_velocities,        particles.affine, particles.positions,
       particles.velocities, particles.deformation, setup.dt};
   const double margin = setup.boundary_cells * setup.cell_size();
   for (std::size_t d = 0; d < D; ++d) {
@@ -988,8 +998,8 @@ void detail::SimulationOn<D, Spaces>::grid_to_particle() {
     update.lower[d] = low_open ? -infinity : setup.origin[d] + margin;
     update.upper[d] = high_open ? infinity : setup.origin[d] + setup.extent[d] - margin;
   }
-  auto policy = memory::arena_policy(arena, "Mpm.thrust");
-  thrust::for_each_n(policy, thrust::counting_iterator<std::size_t>(0), n, update);
+  auto policy = memory::arena_policy(*this->arena_, "Mpm.thrust");
+  thrust::for_each_n(policy, thrust::counting_iterator<std::size_t>(0), this->count(), update);
 }
 
 template <int D, class Spaces>
@@ -1044,16 +1054,7 @@ void detail::SimulationOn<D, Spaces>::staggered_grid_to_particle() {
   auto policy = memory::arena_policy(arena, "Mpm.thrust");
   thrust::for_each_n(policy, thrust::counting_iterator<std::size_t>(0), n, gather);
   thrust::copy(policy, gradients.view().begin(), gradients.view().end(), particles.affine.begin());
-  const Setup& setup = this->setup_;
-  detail::UpdateParticles<D> update{
-      this->materials(),    velocities.view(),     particles.affine, particles.positions,
-      particles.velocities, particles.deformation, setup.dt};
-  const double margin = setup.boundary_cells * setup.cell_size();
-  for (std::size_t d = 0; d < D; ++d) {
-    update.lower[d] = setup.origin[d] + margin;  // every face of the fluid's box is closed
-    update.upper[d] = setup.origin[d] + setup.extent[d] - margin;
-  }
-  thrust::for_each_n(policy, thrust::counting_iterator<std::size_t>(0), n, update);
+  update_particles(velocities.view());
 }
 
 namespace detail {
