@@ -1029,7 +1029,6 @@ void detail::SimulationOn<D, Spaces>::staggered_update_grid() {
   const MacProjectionResult result =
       staggered_->update(setup.gravity, setup.dt, this->min_grid_mass(), fluid.view(), arena);
   this->pressure_solve_ = ProjectionResult{result.solve, result.divergence};
-  staggered_->to_vertices(velocity_.dofs(), arena);
 }
 
 template <int D, class Spaces>
@@ -1277,7 +1276,16 @@ GridState detail::SimulationOn<D, Spaces>::grid_state() const {
   memory::Pool& pool = *this->pool_;
   GridState state;
   state.masses = detail::download<double>(pool, mass_.dofs());
-  state.velocities = detail::download<double>(pool, velocity_.dofs());
+  if (staggered_) {
+    // The staggered velocity averaged to the vertices, formed only here (for output).
+    auto vertices = memory::borrow_temporary<double>(*this->arena_, velocity_.dofs().size(),
+                                                     "Mpm.vertex_velocities");
+    staggered_->to_vertices(vertices.view(), *this->arena_);
+    state.velocities = detail::download<double>(pool, vertices.view());
+    pool.stream().synchronize();  // before the scratch goes back
+  } else {
+    state.velocities = detail::download<double>(pool, velocity_.dofs());
+  }
   if (staggered_) {
     for (std::size_t d = 0; d < D; ++d) {
       state.faces[d] = detail::download<double>(pool, staggered_->face_values(static_cast<int>(d)));

@@ -474,6 +474,20 @@ TEST_F(MpmSetupTest, ABadCheckpointIsRefusedAndChangesNothing) {
   version[8] = 7;
   refused(write("version.afem", version), "format version 7");
   refused(write("other.afem", {'n', 'o', 't', ' ', 'o', 'u', 'r', 's', '!'}), "AFEMCKPT");
+  // A sound file (its checksum recomputed) with a pressure preconditioner code that is not one:
+  // the byte after the setup's cfl, 106 bytes into the payload at 24.
+  std::vector<char> preconditioner = bytes;
+  preconditioner[24 + 106] = 2;
+  std::uint64_t hash = 14695981039346656037ULL;
+  for (std::size_t i = 0; i + 8 < preconditioner.size(); ++i) {
+    hash ^= static_cast<unsigned char>(preconditioner[i]);
+    hash *= 1099511628211ULL;
+  }
+  for (std::size_t b = 0; b < 8; ++b) {
+    preconditioner[preconditioner.size() - 8 + b] = static_cast<char>((hash >> (8 * b)) & 0xFFU);
+  }
+  refused(write("preconditioner.afem", preconditioner),
+          "pressure preconditioner 2, expected 0 or 1");
 
   // A checkpoint of another setup (3D, another grid) is refused by restore().
   SceneOptions options;
