@@ -21,6 +21,7 @@
 #include <thrust/for_each.h>
 #include <thrust/iterator/counting_iterator.h>
 
+#include <algorithm>
 #include <array>
 #include <chrono>
 #include <cstdint>
@@ -270,67 +271,68 @@ struct MacCorrect {
   }
 };
 
+/// Marks the faces of component d the projection sets (1: held by a wall or beside a fluid cell)
+/// and the others (0).
+template <int D>
+struct MacProjectedFaces {
+  MacLattice<D> lattice;
+  int d = 0;
+  memory::ArrayView<const std::uint8_t> fluid;
+  memory::ArrayView<std::uint8_t> projected;
+  AFEM_HOST_DEVICE void operator()(std::size_t f) const {
+    std::int32_t i[D];
+    lattice.face_coords(d, static_cast<std::int64_t>(f), i);
+    projected[f] = lattice.held(d, i) || lattice.beside_fluid(d, i, fluid) ? 1 : 0;
+  }
+};
+
 /// Velocity beyond the fluid, so that a particle reads no face the projection did not see (in a
-/// wall layer, above the surface): a face of component d that is neither held nor beside fluid
-/// takes the mean of its neighbours along the axes that are (`layer` 1), then a face that is not
-/// next to any such takes the mean of its neighbours from layer 1 (`layer` 2; a particle near an
-/// edge of the fluid reads faces two steps away in 3D), or 0 without any. Each pass writes only
-/// its layer and reads only the one before, which it leaves alone.
+/// wall layer, above the surface). Layer 1 (`from` the projected faces, marking `layer` with
+/// `mark`): a face of component d that is not projected and has projected neighbours along the
+/// axes takes their mean. Layer 2 (`from` layer 1's marks, `mark` null): a face in neither takes
+/// the mean of its neighbours in layer 1, or 0 without any (a particle near an edge of the fluid
+/// reads faces two steps away in 3D). Each pass writes only its layer's faces and reads only the
+/// faces before, which it leaves alone.
 template <int D>
 struct MacExtend {
   MacLattice<D> lattice;
   int d = 0;
-  memory::ArrayView<const std::uint8_t> fluid;
+  memory::ArrayView<const std::uint8_t> projected;
+  memory::ArrayView<const std::uint8_t> from;
+  memory::ArrayView<std::uint8_t> mark;  ///< layer 1: 1 on its faces, else 0; empty in layer 2
   memory::ArrayView<double> velocity;
-  int layer = 1;
-  [[nodiscard]] AFEM_HOST_DEVICE bool projected(const std::int32_t (&i)[D]) const {
-    return lattice.held(d, i) || lattice.beside_fluid(d, i, fluid);
-  }
-  /// Calls visit(neighbour, its index) for each neighbour of the face at `i` along the axes.
-  template <class Visit>
-  AFEM_HOST_DEVICE void neighbours(const std::int32_t (&i)[D], std::int64_t f,
-                                   Visit&& visit) const {
-    std::int64_t stride = 1;
-    for (int a = 0; a < D; ++a) {
-      for (int step = -1; step <= 1; step += 2) {
-        std::int32_t n[D];
-        for (int b = 0; b < D; ++b) {
-          n[b] = i[b];
-        }
-        n[a] += step;
-        if (n[a] >= 0 && n[a] < lattice.face_layers(d, a)) {
-          visit(n, f + step * stride);
-        }
+  AFEM_HOST_DEVICE void operator()(std::size_t f) const {
+    const bool first = !mark.empty();
+    if (projected[f] != 0 || (!first && from[f] != 0)) {
+      if (first) {
+        mark[f] = 0;
       }
-      stride *= lattice.face_layers(d, a);
-    }
-  }
-  /// In the first layer: not projected, next to a projected face.
-  [[nodiscard]] AFEM_HOST_DEVICE bool first_layer(const std::int32_t (&i)[D],
-                                                  std::int64_t f) const {
-    if (projected(i)) {
-      return false;
-    }
-    bool next = false;
-    neighbours(i, f, [&](const std::int32_t(&n)[D], std::int64_t) { next = next || projected(n); });
-    return next;
-  }
-  AFEM_HOST_DEVICE void operator()(std::size_t slot) const {
-    const auto f = static_cast<std::int64_t>(slot);
-    std::int32_t i[D];
-    lattice.face_coords(d, f, i);
-    if (projected(i) || first_layer(i, f) != (layer == 1)) {
       return;
     }
+    std::int32_t i[D];
+    lattice.face_coords(d, static_cast<std::int64_t>(f), i);
     double sum = 0.0;
     int count = 0;
-    neighbours(i, f, [&](const std::int32_t(&n)[D], std::int64_t g) {
-      if (layer == 1 ? projected(n) : first_layer(n, g)) {
-        sum += velocity[static_cast<std::size_t>(g)];
+    std::size_t stride = 1;
+    for (int a = 0; a < D; ++a) {
+      if (i[a] > 0 && from[f - stride] != 0) {
+        sum += velocity[f - stride];
         ++count;
       }
-    });
-    velocity[slot] = count > 0 ? sum / count : 0.0;
+      if (i[a] + 1 < lattice.face_layers(d, a) && from[f + stride] != 0) {
+        sum += velocity[f + stride];
+        ++count;
+      }
+      stride *= static_cast<std::size_t>(lattice.face_layers(d, a));
+    }
+    if (first) {
+      mark[f] = count > 0 ? 1 : 0;
+      if (count > 0) {
+        velocity[f] = sum / count;
+      }
+    } else {
+      velocity[f] = count > 0 ? sum / count : 0.0;
+    }
   }
 };
 
@@ -487,11 +489,21 @@ public:
           detail::MacCorrect<D>{lattice_, d, fluid, pressure_.view(), velocity.component[d],
                                 dt / (density_ * cell_size_)});
     }
-    for (const int layer : {1, 2}) {
-      for (int d = 0; d < D; ++d) {
-        thrust::for_each_n(policy, count, velocity.component[d].size(),
-                           detail::MacExtend<D>{lattice_, d, fluid, velocity.component[d], layer});
-      }
+    std::size_t faces = 0;
+    for (int d = 0; d < D; ++d) {
+      faces = std::max(faces, velocity.component[d].size());
+    }
+    auto projected = memory::borrow_temporary<std::uint8_t>(scratch, faces, "MacProjection.faces");
+    auto first = memory::borrow_temporary<std::uint8_t>(scratch, faces, "MacProjection.layer");
+    for (int d = 0; d < D; ++d) {
+      const std::size_t n = velocity.component[d].size();
+      const memory::ArrayView<std::uint8_t> p = projected.view().subview(0, n);
+      const memory::ArrayView<std::uint8_t> l = first.view().subview(0, n);
+      thrust::for_each_n(policy, count, n, detail::MacProjectedFaces<D>{lattice_, d, fluid, p});
+      thrust::for_each_n(policy, count, n,
+                         detail::MacExtend<D>{lattice_, d, p, p, l, velocity.component[d]});
+      thrust::for_each_n(policy, count, n,
+                         detail::MacExtend<D>{lattice_, d, p, l, {}, velocity.component[d]});
     }
     const double after = divergence_norm(velocity, fluid, divergence.view(), scratch);
     result.divergence = before > 0.0 ? after / before : 0.0;
