@@ -650,7 +650,7 @@ private:
           rows.stencil = g.coarse;
         }
         BsrMatrix<B>& product = level_at(l + 1).operator_;
-        if (detail::fill_rows<1>(rows, coarse.total(), coarse.total(), product, scratch) == 0) {
+        if (detail::fill_galerkin_rows<D>(rows, product, scratch) == 0) {
           return product;
         }
       }

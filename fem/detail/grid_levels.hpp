@@ -307,8 +307,10 @@ GalerkinStencils<D> galerkin_stencils(std::span<const double> s) {
 /// axis (a superset of the product's when A couples only such neighbours). With the fine stencil
 /// known (`flags`, `stencil_rows`, `stencil`), each fine stencil row adds its precomputed
 /// contribution and a row whose fine neighbourhood is all stencil rows away from the ends takes
-/// the coarse stencil (the same bits); the other fine rows are summed entry by entry. A row of A
-/// that reaches beyond its vertex's neighbours makes row() give -1 (not a grid operator).
+/// the coarse stencil (the same bits); each other fine row k adds R_ck times its row of A P,
+/// formed once for all its coarse parents (product_row(), into `products`: see
+/// fill_galerkin_rows). A row of A that reaches beyond its vertex's neighbours is refused (not a
+/// grid operator).
 template <int D>
 struct GridGalerkinRows {
   static constexpr int most = stencil_taps<D>;
@@ -320,6 +322,10 @@ struct GridGalerkinRows {
   memory::ArrayView<const double> stencil_rows;
   /// GalerkinStencils::coarse of the fine stencil.
   std::array<double, most> stencil{};
+  /// Rows of A P of the fine rows from `products_first` on, `most` slots each: slot s of fine row
+  /// k (at m along the axes) is coarse vertex m / 2 - 1 + s along each axis (x fastest).
+  memory::ArrayView<double> products;
+  std::int64_t products_first = 0;
 
   [[nodiscard]] AFEM_HOST_DEVICE std::int32_t coarse_vertices(int d) const {
     return (fine_cells[d] + 1) / 2 + 1;
@@ -345,8 +351,8 @@ struct GridGalerkinRows {
       for (int o = 0; o < most; ++o) {
         sum[o] = stencil[static_cast<std::size_t>(o)];
       }
-    } else if (!accumulate(c, sum)) {
-      return -1;
+    } else {
+      accumulate(c, sum);
     }
     int k = 0;
     for (int o = 0; o < most; ++o) {
@@ -368,7 +374,55 @@ struct GridGalerkinRows {
     return k;
   }
 
+  /// Forms row k of A P into `products` unless the stencil's table stands for it; gives 1 when a
+  /// row of A has a column that is not one of its neighbours, else 0.
+  [[nodiscard]] AFEM_HOST_DEVICE std::int64_t product_row(std::int64_t k) const {
+    std::int32_t m[D];
+    std::int32_t base[D];
+    std::int64_t rest = k;
+    for (int d = 0; d < D; ++d) {
+      m[d] = static_cast<std::int32_t>(rest % (fine_cells[d] + 1));
+      rest /= fine_cells[d] + 1;
+      base[d] = m[d] / 2;
+    }
+    if (from_table(m, static_cast<std::int32_t>(k))) {
+      return 0;
+    }
+    std::int32_t tap_delta[most];
+    int tap_step[most][D];
+    std::int32_t stride = 1;
+    for (int t = 0; t < most; ++t) {
+      tap_delta[t] = 0;
+    }
+    for (int d = 0; d < D; ++d) {
+      for (int t = 0; t < most; ++t) {
+        tap_step[t][d] = tap_offset(t, d) + 1;
+        tap_delta[t] += (tap_step[t][d] - 1) * stride;
+      }
+      stride *= fine_cells[d] + 1;
+    }
+    double* row = products.data() + static_cast<std::size_t>(k - products_first) * most;
+    for (int s = 0; s < most; ++s) {
+      row[s] = 0.0;
+    }
+    return add_row(base, m, static_cast<std::int32_t>(k), 1.0, tap_delta, tap_step, row) ? 0 : 1;
+  }
+
 private:
+  /// Whether fine row k (at m) adds the stencil's table: it holds the stencil and the
+  /// interpolation of m + 1 has no end (m + 1 is not the odd last vertex).
+  [[nodiscard]] AFEM_HOST_DEVICE bool from_table(const std::int32_t* m, std::int32_t k) const {
+    if (flags.empty() || flags[static_cast<std::size_t>(k)] == 0) {
+      return false;
+    }
+    for (int d = 0; d < D; ++d) {
+      if (m[d] + 1 == fine_cells[d] && fine_cells[d] % 2 == 1) {
+        return false;
+      }
+    }
+    return true;
+  }
+
   /// Whether the fine rows 2c - 1 to 2c + 1 along every axis hold the stencil and the
   /// interpolation of their neighbours 2c - 2 to 2c + 2 is the one without ends.
   [[nodiscard]] AFEM_HOST_DEVICE bool interior(const std::int32_t* c) const {
@@ -398,9 +452,9 @@ private:
     return true;
   }
 
-  /// sum[o] += R_ck A_kl P_lj over the fine rows k and their entries l, into the slot o of
-  /// coarse vertex j; false when a row of A has a column that is not one of its neighbours.
-  AFEM_HOST_DEVICE bool accumulate(const std::int32_t* c, double* sum) const {
+  /// sum[o] += R_ck (A P)_kj over the fine rows k, into the slot o of coarse vertex j: from the
+  /// stencil's table or from `products` (whose window sits at m / 2 along each axis, c or c - 1).
+  AFEM_HOST_DEVICE void accumulate(const std::int32_t* c, double* sum) const {
     LineChildren children[D];
     std::int32_t fine_stride[D];
     int total = 1;
@@ -411,16 +465,6 @@ private:
       fine_stride[d] = stride;
       stride *= fine_cells[d] + 1;
     }
-    // Column offsets of the taps from their row (increasing) and their steps along each axis.
-    std::int32_t tap_delta[most];
-    int tap_step[most][D];
-    for (int t = 0; t < most; ++t) {
-      tap_delta[t] = 0;
-      for (int d = 0; d < D; ++d) {
-        tap_step[t][d] = tap_offset(t, d) + 1;
-        tap_delta[t] += (tap_step[t][d] - 1) * fine_stride[d];
-      }
-    }
     for (int q = 0; q < total; ++q) {
       // Fine row k (x fastest over R's columns), its offset from 2c as a tap, its weight.
       int rest = q;
@@ -428,8 +472,8 @@ private:
       double wk = 1.0;
       int k_tap = 0;
       int tap_stride = 1;
-      bool regular = true;
       std::int32_t m[D];
+      int shift[D];
       for (int d = 0; d < D; ++d) {
         const int i = rest % children[d].count;
         rest /= children[d].count;
@@ -438,21 +482,30 @@ private:
         wk *= children[d].weight[i];
         k_tap += (m[d] - 2 * c[d] + 1) * tap_stride;
         tap_stride *= 3;
-        // The interpolation of m + 1 has an end when m + 1 is the odd last vertex.
-        regular = regular && !(m[d] + 1 == fine_cells[d] && fine_cells[d] % 2 == 1);
+        shift[d] = m[d] / 2 - c[d];
       }
-      if (regular && !flags.empty() && flags[static_cast<std::size_t>(k)] != 0) {
+      if (from_table(m, k)) {
         const auto from = static_cast<std::size_t>(k_tap) * most;
         for (int o = 0; o < most; ++o) {
           sum[o] += stencil_rows[from + static_cast<std::size_t>(o)];
         }
         continue;
       }
-      if (!add_row(c, m, k, wk, tap_delta, tap_step, sum)) {
-        return false;
+      // Slot s of the window is slot s + shift of the row's (shift -1: its slot 0 is 0).
+      const double* row = products.data() + static_cast<std::size_t>(k - products_first) * most;
+      const int x0 = shift[0] < 0 ? 1 : 0;
+      const int y0 = shift[1] < 0 ? 1 : 0;
+      const int z0 = D == 3 && shift[D - 1] < 0 ? 1 : 0;
+      const int moved = shift[0] + 3 * shift[1] + (D == 3 ? 9 * shift[D - 1] : 0);
+      for (int z = z0; z < (D == 3 ? 3 : 1); ++z) {
+        for (int y = y0; y < 3; ++y) {
+          for (int x = x0; x < 3; ++x) {
+            const int at = x + 3 * y + 9 * z;
+            sum[at + moved] += wk * row[at];
+          }
+        }
       }
     }
-    return true;
   }
 
   /// sum[o] += wk A_kl P_lj over the entries l of fine row k (at m along the axes).
@@ -694,10 +747,13 @@ struct RowEntries {
 
 /// Makes `p` the BsrMatrix<B> whose block row i is rows.row(i) (at most Rows::most blocks, each
 /// weight * I), pattern and values, through set_pattern. Gives how many
-/// rows rows.row() refused; when any, `p` is left as it was.
-template <int B, class Rows>
+/// rows rows.row() refused; when any, `p` is left as it was. With `prepare`, the rows are formed
+/// `chunk` at a time, each range [first, last) after prepare(rows, first, last), which readies
+/// the rows (a copy of `rows`) for it and gives how many of them it refuses.
+template <int B, class Rows, class Prepare>
 std::int64_t fill_rows(const Rows& rows, std::int32_t block_rows, std::int32_t block_columns,
-                       BsrMatrix<B>& p, memory::Arena& scratch) {
+                       BsrMatrix<B>& p, memory::Arena& scratch, std::int32_t chunk,
+                       Prepare&& prepare) {
   memory::Pool& pool = p.pool();
   const auto n = static_cast<std::size_t>(block_rows);
   auto offsets = memory::borrow_temporary<std::int32_t>(pool, n + 1, "BsrMatrix.offsets");
@@ -713,15 +769,79 @@ std::int64_t fill_rows(const Rows& rows, std::int32_t block_rows, std::int32_t b
                                                         "BsrMatrix.columns");
   auto values = memory::borrow_temporary<double>(pool, static_cast<std::size_t>(blocks) * B * B,
                                                  "BsrMatrix.values");
-  const std::int64_t refused =
-      thrust::transform_reduce(policy, count, count + static_cast<std::ptrdiff_t>(n),
-                               RowEntries<B, Rows>{rows, off, columns.view(), values.view()},
-                               std::int64_t{0}, thrust::plus<std::int64_t>());
+  Rows ready = rows;
+  std::int64_t refused = 0;
+  for (std::int32_t first = 0; first < block_rows && refused == 0; first += chunk) {
+    const std::int32_t last = std::min(block_rows, first + chunk);
+    refused += prepare(ready, first, last);
+    if (refused == 0) {
+      refused +=
+          thrust::transform_reduce(policy, count + first, count + last,
+                                   RowEntries<B, Rows>{ready, off, columns.view(), values.view()},
+                                   std::int64_t{0}, thrust::plus<std::int64_t>());
+    }
+  }
   if (refused == 0) {
     p.set_pattern(block_rows, block_columns, std::move(offsets), std::move(columns),
                   std::move(values));
   }
   return refused;
+}
+template <int B, class Rows>
+std::int64_t fill_rows(const Rows& rows, std::int32_t block_rows, std::int32_t block_columns,
+                       BsrMatrix<B>& p, memory::Arena& scratch) {
+  return fill_rows<B>(rows, block_rows, block_columns, p, scratch, std::max(block_rows, 1),
+                      [](Rows&, std::int32_t, std::int32_t) { return std::int64_t{0}; });
+}
+
+/// The fine rows of A P that a GridGalerkinRows' coarse rows read (into its `products`).
+template <int D>
+struct GalerkinProducts {
+  GridGalerkinRows<D> rows;
+  AFEM_HOST_DEVICE std::int64_t operator()(std::size_t r) const {
+    return rows.product_row(rows.products_first + static_cast<std::int64_t>(r));
+  }
+};
+
+/// Makes `p` the Galerkin coarse operator of `rows` (its `products` and `products_first` are set
+/// here): the coarse planes (along the last axis) in ranges whose fine rows of A P fit in
+/// `budget` doubles of scratch, borrowed for the call. Gives how many coarse rows were refused
+/// (a row of A reaches beyond its neighbours); then `p` is left as it was.
+template <int D>
+std::int64_t fill_galerkin_rows(GridGalerkinRows<D> rows, BsrMatrix<1>& p, memory::Arena& scratch,
+                                std::size_t budget = std::size_t{1} << 20) {
+  constexpr int most = GridGalerkinRows<D>::most;
+  std::int64_t fine_plane = 1;
+  std::int32_t coarse_plane = 1;
+  for (int d = 0; d + 1 < D; ++d) {
+    fine_plane *= rows.fine_cells[d] + 1;
+    coarse_plane *= rows.coarse_vertices(d);
+  }
+  const std::int32_t fine_last = rows.fine_cells[D - 1];
+  const std::int32_t planes = rows.coarse_vertices(D - 1);
+  // Coarse planes [c0, c1) read the fine planes 2 c0 - 1 to 2 c1 - 1 (at most 2 (c1 - c0) + 1).
+  const auto fit = static_cast<std::int64_t>(budget) / (fine_plane * most);
+  const auto step = static_cast<std::int32_t>(std::clamp<std::int64_t>((fit - 1) / 2, 1, planes));
+  const std::int64_t most_planes =
+      std::min<std::int64_t>(2 * std::int64_t{step} + 1, fine_last + 1);
+  auto products = memory::borrow_temporary<double>(
+      scratch, static_cast<std::size_t>(most_planes * fine_plane * most), "multigrid.galerkin_ap");
+  rows.products = products.view();
+  auto policy = memory::arena_policy(scratch, "multigrid.thrust");
+  return fill_rows<1>(
+      rows, planes * coarse_plane, planes * coarse_plane, p, scratch, step * coarse_plane,
+      [&](GridGalerkinRows<D>& ready, std::int32_t first, std::int32_t last) {
+        const std::int32_t c0 = first / coarse_plane;
+        const std::int32_t c1 = last / coarse_plane;
+        const std::int64_t f0 = std::max(0, 2 * c0 - 1);
+        const std::int64_t f1 = std::min(fine_last, 2 * c1 - 1);
+        ready.products_first = f0 * fine_plane;
+        return thrust::transform_reduce(policy, thrust::counting_iterator<std::size_t>(0),
+                                        thrust::counting_iterator<std::size_t>(
+                                            static_cast<std::size_t>((f1 - f0 + 1) * fine_plane)),
+                                        GalerkinProducts<D>{ready}, std::int64_t{0},
+                                        thrust::plus<std::int64_t>());
+      });
 }
 
 }  // namespace afem::fem::detail
