@@ -118,7 +118,7 @@ struct LanczosOrthogonalize {
 };
 
 /// Steps of the Lanczos estimate of the largest eigenvalue of D^-1 A.
-inline constexpr int lanczos_steps = 12;
+inline constexpr int lanczos_steps = 8;
 
 /// An upper estimate of the largest eigenvalue of D^-1 A (`inverse_diagonal`: one value per scalar
 /// row) by `lanczos_steps` Lanczos steps on D^-1/2 A D^-1/2 from `start` (overwritten): the
