@@ -30,7 +30,7 @@ scripts/fuzz.sh 30
 
 step "cuda: compile with nvcc"
 if nvidia-smi -L >/dev/null 2>&1; then
-  cmake --preset cuda -DCMAKE_CUDA_FLAGS_RELEASE="-O3 -DNDEBUG" >/dev/null
+  cmake --preset cuda -DCMAKE_CUDA_FLAGS="" -DCMAKE_CUDA_FLAGS_RELEASE="-O3 -DNDEBUG" >/dev/null
   cmake --build --preset cuda -j "$jobs"
   step "cuda: test on the GPU"
   ctest --test-dir build/cuda --output-on-failure -j "$jobs"
@@ -38,8 +38,12 @@ else
   # Nothing to run it on: check that every CUDA translation unit compiles and links for sm_80 and
   # sm_90, with nvcc's fast-compile mode for device code and host code at -O1 (GCC's
   # maybe-uninitialized, which depends on the optimisation level and misfires on CUB's dispatch at
-  # -O1, is left to the full build). About 40 % less time than the full build.
-  cmake --preset cuda \
+  # -O1, is left to the full build). The device code goes through the front end once, for
+  # compute_80 (no code here depends on __CUDA_ARCH__ >= 900), and ptxas makes the machine code of
+  # both sm_80 and sm_90 from it: 17 % less time per translation unit than a front-end pass per
+  # architecture, about half the full build's time in all.
+  cmake --preset cuda -DCMAKE_CUDA_ARCHITECTURES=OFF \
+    -DCMAKE_CUDA_FLAGS="--generate-code=arch=compute_80,code=[compute_80,sm_80,sm_90]" \
     -DCMAKE_CUDA_FLAGS_RELEASE="-O1 -DNDEBUG -Ofc=max -Xcompiler=-Wno-maybe-uninitialized" \
     >/dev/null
   cmake --build --preset cuda -j "$jobs"
