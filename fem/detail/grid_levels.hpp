@@ -326,6 +326,24 @@ struct GridGalerkinRows {
   /// k (at m along the axes) is coarse vertex m / 2 - 1 + s along each axis (x fastest).
   memory::ArrayView<double> products;
   std::int64_t products_first = 0;
+  /// Column offsets of the taps from their row (increasing) and their steps along each axis (0 to
+  /// 2), from fine_cells (set_taps()).
+  std::int32_t tap_delta[most] = {};
+  int tap_step[most][D] = {};
+
+  void set_taps() {
+    std::int32_t stride = 1;
+    for (int t = 0; t < most; ++t) {
+      tap_delta[t] = 0;
+    }
+    for (int d = 0; d < D; ++d) {
+      for (int t = 0; t < most; ++t) {
+        tap_step[t][d] = tap_offset(t, d) + 1;
+        tap_delta[t] += (tap_step[t][d] - 1) * stride;
+      }
+      stride *= fine_cells[d] + 1;
+    }
+  }
 
   [[nodiscard]] AFEM_HOST_DEVICE std::int32_t coarse_vertices(int d) const {
     return (fine_cells[d] + 1) / 2 + 1;
@@ -388,24 +406,11 @@ struct GridGalerkinRows {
     if (from_table(m, static_cast<std::int32_t>(k))) {
       return 0;
     }
-    std::int32_t tap_delta[most];
-    int tap_step[most][D];
-    std::int32_t stride = 1;
-    for (int t = 0; t < most; ++t) {
-      tap_delta[t] = 0;
-    }
-    for (int d = 0; d < D; ++d) {
-      for (int t = 0; t < most; ++t) {
-        tap_step[t][d] = tap_offset(t, d) + 1;
-        tap_delta[t] += (tap_step[t][d] - 1) * stride;
-      }
-      stride *= fine_cells[d] + 1;
-    }
     double* row = products.data() + static_cast<std::size_t>(k - products_first) * most;
     for (int s = 0; s < most; ++s) {
       row[s] = 0.0;
     }
-    return add_row(base, m, static_cast<std::int32_t>(k), 1.0, tap_delta, tap_step, row) ? 0 : 1;
+    return add_row(base, m, static_cast<std::int32_t>(k), row) ? 0 : 1;
   }
 
 private:
@@ -508,9 +513,9 @@ private:
     }
   }
 
-  /// sum[o] += wk A_kl P_lj over the entries l of fine row k (at m along the axes).
+  /// sum[o] += A_kl P_lj over the entries l of fine row k (at m along the axes), o the slot of
+  /// coarse vertex j in the window centred at c.
   AFEM_HOST_DEVICE bool add_row(const std::int32_t* c, const std::int32_t* m, std::int32_t k,
-                                double wk, const std::int32_t* tap_delta, const int (*tap_step)[D],
                                 double* sum) const {
     // For each axis and step e in 0..2 (m - 1 to m + 1): the slots (coarse offset + 1, times the
     // slot stride of the axis) and weights of the coarse parents of that fine vertex.
@@ -558,7 +563,7 @@ private:
         return false;
       }
       const int* e = tap_step[t];
-      const double term = wk * a.values[j];
+      const double term = a.values[j];
       // The coarse parents of the column: products of one parent per axis (at most 2^D).
       int slot[1 << D];
       double wp[1 << D];
@@ -827,6 +832,7 @@ std::int64_t fill_galerkin_rows(GridGalerkinRows<D> rows, BsrMatrix<1>& p, memor
   auto products = memory::borrow_temporary<double>(
       scratch, static_cast<std::size_t>(most_planes * fine_plane * most), "multigrid.galerkin_ap");
   rows.products = products.view();
+  rows.set_taps();
   auto policy = memory::arena_policy(scratch, "multigrid.thrust");
   return fill_rows<1>(
       rows, planes * coarse_plane, planes * coarse_plane, p, scratch, step * coarse_plane,
