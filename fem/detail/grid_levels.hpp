@@ -810,8 +810,9 @@ struct GalerkinProducts {
 
 /// Makes `p` the Galerkin coarse operator of `rows` (its `products` and `products_first` are set
 /// here): the coarse planes (along the last axis) in ranges whose fine rows of A P fit in
-/// `budget` doubles of scratch, borrowed for the call. Gives how many coarse rows were refused
-/// (a row of A reaches beyond its neighbours); then `p` is left as it was.
+/// `budget` doubles of scratch, borrowed for the call (at least three fine planes' worth, however
+/// large a plane). Gives a count above 0 when a row of A reaches beyond its neighbours; then `p`
+/// is left as it was.
 template <int D>
 std::int64_t fill_galerkin_rows(GridGalerkinRows<D> rows, BsrMatrix<1>& p, memory::Arena& scratch,
                                 std::size_t budget = std::size_t{1} << 20) {
