@@ -238,7 +238,8 @@ struct MacRows {
 };
 
 /// Zeroes the held faces of component d and subtracts (dt / (rho h)) (p_above - p_below) from
-/// the others beside a fluid cell (the pressure of a dry cell, or outside the grid, is 0).
+/// the others beside a fluid cell (the pressure of a dry cell, or outside the grid, is 0); marks
+/// both kinds in `projected` for the extension.
 template <int D>
 struct MacCorrect {
   MacLattice<D> lattice;
@@ -247,11 +248,14 @@ struct MacCorrect {
   memory::ArrayView<const double> pressure;
   memory::ArrayView<double> velocity;
   double scale = 0.0;  ///< dt / (rho h)
+  /// Set to 1 on the faces held or beside a fluid cell (those the projection sets), else 0.
+  memory::ArrayView<std::uint8_t> projected;
   AFEM_HOST_DEVICE void operator()(std::size_t f) const {
     std::int32_t i[D];
     lattice.face_coords(d, static_cast<std::int64_t>(f), i);
     if (lattice.held(d, i)) {
       velocity[f] = 0.0;
+      projected[f] = 1;
       return;
     }
     double p[2] = {0.0, 0.0};
@@ -268,26 +272,12 @@ struct MacCorrect {
     if (beside_fluid) {
       velocity[f] -= scale * (p[1] - p[0]);
     }
-  }
-};
-
-/// Marks the faces of component d the projection sets (1: held by a wall or beside a fluid cell)
-/// and the others (0).
-template <int D>
-struct MacProjectedFaces {
-  MacLattice<D> lattice;
-  int d = 0;
-  memory::ArrayView<const std::uint8_t> fluid;
-  memory::ArrayView<std::uint8_t> projected;
-  AFEM_HOST_DEVICE void operator()(std::size_t f) const {
-    std::int32_t i[D];
-    lattice.face_coords(d, static_cast<std::int64_t>(f), i);
-    projected[f] = lattice.held(d, i) || lattice.beside_fluid(d, i, fluid) ? 1 : 0;
+    projected[f] = beside_fluid ? 1 : 0;
   }
 };
 
 /// Velocity beyond the fluid, so that a particle reads no face the projection did not see (in a
-/// wall layer, above the surface). Layer 1 (`from` the projected faces, marking `layer` with
+/// wall layer, above the surface). Layer 1 (`from` the projected faces, marking its own faces in
 /// `mark`): a face of component d that is not projected and has projected neighbours along the
 /// axes takes their mean. Layer 2 (`from` layer 1's marks, `mark` null): a face in neither takes
 /// the mean of its neighbours in layer 1, or 0 without any (a particle near an edge of the fluid
@@ -483,12 +473,7 @@ public:
     }
     // The dry rows are solved to the tolerance only: their pressure is 0.
     thrust::for_each_n(policy, count, cells, detail::DryPressure{fluid, pressure_.view()});
-    for (int d = 0; d < D; ++d) {
-      thrust::for_each_n(
-          policy, count, velocity.component[d].size(),
-          detail::MacCorrect<D>{lattice_, d, fluid, pressure_.view(), velocity.component[d],
-                                dt / (density_ * cell_size_)});
-    }
+    // Per component: the correction, which marks the faces it sets, then the two layers beyond.
     std::size_t faces = 0;
     for (int d = 0; d < D; ++d) {
       faces = std::max(faces, velocity.component[d].size());
@@ -499,7 +484,10 @@ public:
       const std::size_t n = velocity.component[d].size();
       const memory::ArrayView<std::uint8_t> p = projected.view().subview(0, n);
       const memory::ArrayView<std::uint8_t> l = first.view().subview(0, n);
-      thrust::for_each_n(policy, count, n, detail::MacProjectedFaces<D>{lattice_, d, fluid, p});
+      thrust::for_each_n(
+          policy, count, n,
+          detail::MacCorrect<D>{lattice_, d, fluid, pressure_.view(), velocity.component[d],
+                                dt / (density_ * cell_size_), p});
       thrust::for_each_n(policy, count, n,
                          detail::MacExtend<D>{lattice_, d, p, p, l, velocity.component[d]});
       thrust::for_each_n(policy, count, n,
