@@ -317,6 +317,8 @@ DistributedState<D>::DistributedState(const Setup& setup, const memory::Communic
     const Setup local = slab_setup(setup, slabs_, comm.rank(), options, numbers,
                                    [this](const double* x) { return owner(x); });
     simulation_ = std::make_unique<Simulation<D>>(local, pool, step_arena);
+    // The particle numbers sit beside the local arrays, index for index.
+    simulation_->set_particle_sort_interval(0);
     const auto capacity = static_cast<std::size_t>(simulation_->capacity());
     memory::replace_owned(numbers_, memory::borrow_temporary<std::int64_t>(
                                         pool, capacity, "MpmDistributed.particle_numbers"));

@@ -21,6 +21,7 @@
 #include <cstdint>
 #include <limits>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <type_traits>
@@ -404,6 +405,12 @@ struct Flagged {
   AFEM_HOST_DEVICE bool operator()(std::uint8_t remove) const { return remove != 0; }
 };
 
+/// What SimulationState::move_particles() moves the particles through: room for every array.
+struct GatherScratch {
+  memory::Temporary<double> values;         ///< D x D per particle
+  memory::Temporary<std::int32_t> indices;  ///< one per particle
+};
+
 /// Moves the `width` values of every particle that stays to its slot among those that stay.
 template <class T>
 struct GatherKept {
@@ -418,6 +425,21 @@ struct GatherKept {
       for (std::size_t k = 0; k < width; ++k) {
         to[s * width + k] = from[p * width + k];
       }
+    }
+  }
+};
+
+/// Copies the `width` values of particle order[k] to slot k.
+template <class T>
+struct GatherParticles {
+  memory::ArrayView<const std::int32_t> order;
+  memory::ArrayView<const T> from;
+  memory::ArrayView<T> to;
+  std::size_t width = 1;
+  AFEM_HOST_DEVICE void operator()(std::size_t k) const {
+    const auto p = static_cast<std::size_t>(order[k]);
+    for (std::size_t c = 0; c < width; ++c) {
+      to[k * width + c] = from[p * width + c];
     }
   }
 };
@@ -561,6 +583,23 @@ public:
   }
 
   void add_particles(const ParticleBatch& batch);
+  /// Room to move `n` particles (move_particles()), from the arena under `label`.
+  [[nodiscard]] GatherScratch borrow_gather_scratch(std::size_t n, const char* label);
+  /// Rewrites every particle array: move(from, to, width) gives the kernel that runs over
+  /// [0, sources) and fills the first `count` particles of `to`, which then replace the array's
+  /// first `count` and become the particle count. Allocates nothing (`scratch` holds `count`).
+  template <class Move>
+  void move_particles(std::size_t sources, std::size_t count, GatherScratch& scratch,
+                      const Move& move);
+  /// The particles in the order of the last binning: cell by cell, those outside last.
+  [[nodiscard]] virtual memory::ArrayView<const std::int32_t> cell_order() const = 0;
+  /// Moves the particles into the order of the last binning (each cell's in their previous
+  /// order, those outside the grid last); `scratch` holds every particle.
+  void sort_particles(GatherScratch& scratch);
+  /// Whether step `steps_` sorts the particles at its end.
+  [[nodiscard]] bool sorts_now() const {
+    return sort_interval_ > 0 && steps_ % sort_interval_ == 0;
+  }
   /// Removes the flagged particles, keeping the order of the others (scratch from the arena).
   void compact(memory::ArrayView<const std::uint8_t> remove, std::size_t removed);
   /// Removes the particles outside the grid (they left through an open face).
@@ -594,6 +633,8 @@ public:
   std::int32_t capacity_ = 0;
   std::int32_t particle_count_ = 0;
   std::int64_t steps_ = 0;
+  /// Steps between sorts of the particles into cell order (0: never).
+  int sort_interval_ = default_particle_sort_interval;
   std::int64_t particles_left_ = 0;
   memory::Temporary<MaterialView> material_table_;
   memory::Temporary<double> positions_;
@@ -649,6 +690,9 @@ public:
     return active_partition_.cell_count();
   }
   [[nodiscard]] std::int32_t outside_count() const override { return quadrature_.outside_count(); }
+  [[nodiscard]] memory::ArrayView<const std::int32_t> cell_order() const override {
+    return quadrature_.view().cell_particle_indices;
+  }
   [[nodiscard]] geometry::MeshData grid_mesh() const override {
     return Spaces::node_grid(this->grid_).to_mesh_data();
   }
@@ -775,6 +819,43 @@ void detail::SimulationState<D>::add_particles(const ParticleBatch& batch) {
 }
 
 template <int D>
+detail::GatherScratch detail::SimulationState<D>::borrow_gather_scratch(std::size_t n,
+                                                                        const char* label) {
+  return {memory::borrow_temporary<double>(*arena_, n * D * D, label),
+          memory::borrow_temporary<std::int32_t>(*arena_, n, label)};
+}
+
+template <int D>
+template <class Move>
+void detail::SimulationState<D>::move_particles(std::size_t sources, std::size_t count,
+                                                GatherScratch& scratch, const Move& move) {
+  auto policy = memory::arena_policy(*arena_, "Mpm.thrust");
+  const auto rewrite = [&](auto& buffer, std::size_t width) {
+    using T = typename std::remove_reference_t<decltype(buffer)>::value_type;
+    memory::ArrayView<T> to;
+    if constexpr (std::is_same_v<T, double>) {
+      to = scratch.values.view().subview(0, count * width);
+    } else {
+      to = scratch.indices.view().subview(0, count);
+    }
+    thrust::for_each_n(policy, thrust::counting_iterator<std::size_t>(0), sources,
+                       move(memory::ArrayView<const T>(buffer.view()), to, width));
+    thrust::copy(policy, to.begin(), to.end(), buffer.view().begin());
+  };
+  rewrite(positions_, D);
+  rewrite(velocities_, D);
+  rewrite(affine_, D * D);
+  rewrite(deformation_, D * D);
+  rewrite(volumes_, 1);
+  rewrite(materials_, 1);
+  if (setup_.external_forces) {
+    rewrite(forces_, D);
+  }
+  pool_->stream().synchronize();
+  particle_count_ = static_cast<std::int32_t>(count);
+}
+
+template <int D>
 void detail::SimulationState<D>::compact(memory::ArrayView<const std::uint8_t> remove,
                                          std::size_t removed) {
   const std::size_t n = count();
@@ -783,37 +864,28 @@ void detail::SimulationState<D>::compact(memory::ArrayView<const std::uint8_t> r
   }
   auto policy = memory::arena_policy(*arena_, "Mpm.thrust");
   // Every buffer is borrowed before the first particle moves: a failed borrow changes nothing.
-  const std::size_t kept = n - removed;
   auto slot = memory::borrow_temporary<std::int32_t>(*arena_, n, "Mpm.removal");
-  auto kept_values = memory::borrow_temporary<double>(*arena_, kept * D * D, "Mpm.removal");
-  auto kept_indices = memory::borrow_temporary<std::int32_t>(*arena_, kept, "Mpm.removal");
+  GatherScratch scratch = borrow_gather_scratch(n - removed, "Mpm.removal");
   const auto keeps = thrust::make_transform_iterator(remove.begin(), detail::Keeps{});
   thrust::exclusive_scan(policy, keeps, keeps + static_cast<std::ptrdiff_t>(n),
                          slot.view().begin());
-  const auto move = [&](auto& buffer, std::size_t width) {
-    using T = typename std::remove_reference_t<decltype(buffer)>::value_type;
-    memory::ArrayView<T> scratch;
-    if constexpr (std::is_same_v<T, double>) {
-      scratch = kept_values.view().subview(0, kept * width);
-    } else {
-      scratch = kept_indices.view();
-    }
-    thrust::for_each_n(policy, thrust::counting_iterator<std::size_t>(0), n,
-                       detail::GatherKept<T>{remove, slot.view(),
-                                             buffer.view().subview(0, n * width), scratch, width});
-    thrust::copy(policy, scratch.begin(), scratch.end(), buffer.view().begin());
-  };
-  move(positions_, D);
-  move(velocities_, D);
-  move(affine_, D * D);
-  move(deformation_, D * D);
-  move(volumes_, 1);
-  move(materials_, 1);
-  if (setup_.external_forces) {
-    move(forces_, D);
-  }
-  pool_->stream().synchronize();
-  particle_count_ = static_cast<std::int32_t>(kept);
+  const memory::ArrayView<const std::int32_t> slots = slot.view();
+  move_particles(n, n - removed, scratch, [&](auto from, auto to, std::size_t width) {
+    using T = typename decltype(to)::value_type;
+    return detail::GatherKept<T>{remove, slots, from, to, width};
+  });
+}
+
+template <int D>
+void detail::SimulationState<D>::sort_particles(GatherScratch& scratch) {
+  const memory::ArrayView<const std::int32_t> order = cell_order();
+  AFEM_EXPECTS(order.size() == count(), "Simulation::sort_particles: " + std::to_string(count()) +
+                                            " particles, of which the last rebin() binned " +
+                                            std::to_string(order.size()) + "; call rebin() first");
+  move_particles(order.size(), order.size(), scratch, [&](auto from, auto to, std::size_t width) {
+    using T = typename decltype(to)::value_type;
+    return detail::GatherParticles<T>{order, from, to, width};
+  });
 }
 
 template <int D>
@@ -1310,6 +1382,12 @@ Simulation<D>::~Simulation() = default;
 template <int D>
 void Simulation<D>::step() {
   const memory::ArenaScope scope(*state_->arena_);
+  // The sort's scratch comes first, so that a step that cannot have it changes nothing; the
+  // sort comes last, in the order the step's binning found.
+  std::optional<detail::GatherScratch> sort;
+  if (state_->sorts_now()) {
+    sort.emplace(state_->borrow_gather_scratch(state_->count(), "Mpm.sort"));
+  }
   if (state_->step_mode_ == StepMode::captured) {
     state_->captured_step();
   } else {
@@ -1317,6 +1395,9 @@ void Simulation<D>::step() {
     state_->particle_to_grid();
     state_->update_grid();
     state_->grid_to_particle();
+  }
+  if (sort) {
+    state_->sort_particles(*sort);
   }
   ++state_->steps_;
 }
@@ -1381,6 +1462,24 @@ CaptureReport Simulation<D>::capture_report() const {
 template <int D>
 void Simulation<D>::rebin() {
   state_->rebin();
+}
+
+template <int D>
+void Simulation<D>::sort_particles() {
+  detail::GatherScratch scratch = state_->borrow_gather_scratch(state_->count(), "Mpm.sort");
+  state_->sort_particles(scratch);
+}
+
+template <int D>
+void Simulation<D>::set_particle_sort_interval(int steps) {
+  AFEM_EXPECTS(steps >= 0, "Simulation::set_particle_sort_interval: " + std::to_string(steps) +
+                               " steps; give 0 (never) or more");
+  state_->sort_interval_ = steps;
+}
+
+template <int D>
+int Simulation<D>::particle_sort_interval() const {
+  return state_->sort_interval_;
 }
 
 template <int D>

@@ -39,10 +39,11 @@ struct ParticleState {
 };
 
 /// The particles' state where the kernels keep it (the pool's memory: the GPU's in the CUDA
-/// build), one entry per particle in the simulation's current order: D values per particle for
-/// positions, velocities and forces, D x D row-major for the affine velocity C and the
-/// deformation gradient F. The views stay valid until the particle count changes (a step that
-/// removes particles leaving through an open face, add_particles, remove_particles,
+/// build), one entry per particle in the simulation's current order (which changes when a step
+/// sorts the particles into cell order, see Simulation::set_particle_sort_interval()): D values
+/// per particle for positions, velocities and forces, D x D row-major for the affine velocity C
+/// and the deformation gradient F. The views stay valid until the particle count changes (a step
+/// that removes particles leaving through an open face, add_particles, remove_particles,
 /// load_checkpoint) or the simulation is destroyed. Write them between steps only, keep positions
 /// inside the domain box (a particle past an open face is removed at the next step) and material
 /// indices in range. On CUDA a step returns with its work queued on the pool's stream: read or
@@ -150,6 +151,10 @@ class SimulationState;
 /// resets when it returns: it is the simulation's per-step arena. A step's scratch grows with the
 /// particle count: once the run has held its largest count (after the first two steps when the
 /// count does not change), a step takes nothing from the pool.
+/// Steps between the sorts of a Simulation's particles into cell order, unless
+/// Simulation::set_particle_sort_interval() says otherwise.
+inline constexpr int default_particle_sort_interval = 16;
+
 template <int D>
 class Simulation {
 public:
@@ -163,7 +168,9 @@ public:
   Simulation& operator=(Simulation&&) = delete;
 
   /// One time step: rebin, particle_to_grid, update_grid, grid_to_particle (as step_mode() says);
-  /// then resets the step arena.
+  /// then resets the step arena. A step whose count (steps_taken() before it) is a multiple of
+  /// particle_sort_interval() ends with sort_particles(); its scratch is borrowed first, so a
+  /// step that throws leaves the particles as they were.
   void step();
   /// Selects how step() runs (StepMode::direct at construction). Throws afem::Error for
   /// StepMode::captured on the incompressible fluid, or when the pool runs on CUDA's legacy
@@ -184,6 +191,20 @@ public:
   /// the particles that left the domain box (through an open face), locates the others, selects
   /// the cells that hold them, restricts the spaces to those and bins the particles there.
   void rebin();
+  /// Reorders the particle arrays into the order the last rebin() binned them in: cell by cell
+  /// (a cell's particles in their previous order, those outside the grid last), so that the
+  /// transfers, which run cell by cell, read neighbouring memory. A particle's index changes, its
+  /// state does not; the binning then refers to the old indices, so rebin() comes next. Throws
+  /// afem::Error, changing nothing, when particles were added or removed since the last rebin()
+  /// or the step arena cannot hold a copy of the particles.
+  void sort_particles();
+  /// Makes step() sort the particles at its end whenever steps_taken() is a multiple of `steps`, in
+  /// direct and captured mode alike (default_particle_sort_interval at construction; 0: never,
+  /// so that indices change only when particles are removed). Not part of a checkpoint: a resumed
+  /// run continues bitwise when it sorts at the same interval. Throws afem::Error for a negative
+  /// count.
+  void set_particle_sort_interval(int steps);
+  [[nodiscard]] int particle_sort_interval() const;
   void particle_to_grid();
   void update_grid();
   void grid_to_particle();

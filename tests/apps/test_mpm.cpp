@@ -193,6 +193,117 @@ TEST_P(MpmBasisTest, RunsAreBitwiseIdenticalAcrossRunsAndThreadCounts) {
   EXPECT_NE(sand_one.positions, sand.particles.positions);  // the sand did move
 }
 
+/// The scene with every particle's volume made distinct (by parts in 1e9), so that its mass
+/// names it whatever order the simulation keeps.
+mpm::Setup tagged(mpm::Setup scene) {
+  for (std::size_t p = 0; p < scene.particles.volumes.size(); ++p) {
+    scene.particles.volumes[p] *= 1.0 + 1e-9 * static_cast<double>(p);
+  }
+  return scene;
+}
+
+/// Where each particle of `state` is in `reference`, matched by mass.
+std::vector<std::size_t> match_by_mass(const ParticleState& state, const ParticleState& reference) {
+  std::map<double, std::size_t> slot;
+  for (std::size_t p = 0; p < reference.masses.size(); ++p) {
+    slot.emplace(reference.masses[p], p);
+  }
+  EXPECT_EQ(slot.size(), reference.masses.size()) << "the masses do not name the particles";
+  std::vector<std::size_t> match(state.masses.size());
+  for (std::size_t p = 0; p < state.masses.size(); ++p) {
+    const auto found = slot.find(state.masses[p]);
+    EXPECT_NE(found, slot.end()) << "particle " << p << " has no match";
+    match[p] = found == slot.end() ? 0 : found->second;
+  }
+  return match;
+}
+
+/// The grid cell (x fastest) of every particle of `state`.
+std::vector<std::int64_t> cells_of(const ParticleState& state, const mpm::Setup& setup, int dim) {
+  const auto d_count = static_cast<std::size_t>(dim);
+  std::vector<std::int64_t> cells(state.masses.size());
+  for (std::size_t p = 0; p < cells.size(); ++p) {
+    std::int64_t cell = 0;
+    for (int d = dim - 1; d >= 0; --d) {
+      const auto k = static_cast<std::size_t>(d);
+      const double x = (state.positions[p * d_count + k] - setup.origin[k]) / setup.cell_size();
+      cell = cell * setup.cells(d) + static_cast<std::int64_t>(std::floor(x));
+    }
+    cells[p] = cell;
+  }
+  return cells;
+}
+
+// sort_particles() reorders the particles cell by cell and changes nothing of any particle.
+TEST_P(MpmBasisTest, SortingPutsTheParticlesInCellOrderAndKeepsTheirState) {
+  const mpm::Setup scene = tagged(scene_of(SceneKind::dam_break, 2, 32, GetParam()));
+  Simulation<2> simulation(scene, *pool_, *arena_);
+  simulation.set_particle_sort_interval(0);
+  for (int s = 0; s < 60; ++s) {
+    simulation.step();
+  }
+  const ParticleState before = simulation.particles();
+  const std::vector<std::int64_t> cells_before = cells_of(before, scene, 2);
+  ASSERT_FALSE(std::is_sorted(cells_before.begin(), cells_before.end()))
+      << "the particles are in cell order already: the test would not test the sort";
+  simulation.rebin();
+  simulation.sort_particles();
+  const ParticleState after = simulation.particles();
+  const std::vector<std::int64_t> cells_after = cells_of(after, scene, 2);
+  EXPECT_TRUE(std::is_sorted(cells_after.begin(), cells_after.end()));
+  ASSERT_EQ(after.masses.size(), before.masses.size());
+  const std::vector<std::size_t> match = match_by_mass(after, before);
+  for (std::size_t p = 0; p < match.size(); ++p) {
+    const std::size_t q = match[p];
+    for (std::size_t d = 0; d < 2; ++d) {
+      EXPECT_EQ(after.positions[p * 2 + d], before.positions[q * 2 + d]);
+      EXPECT_EQ(after.velocities[p * 2 + d], before.velocities[q * 2 + d]);
+    }
+    for (std::size_t k = 0; k < 4; ++k) {
+      EXPECT_EQ(after.affine[p * 4 + k], before.affine[q * 4 + k]);
+      EXPECT_EQ(after.deformation[p * 4 + k], before.deformation[q * 4 + k]);
+    }
+    EXPECT_EQ(after.materials[p], before.materials[q]);
+  }
+  // Within a cell the particles keep their order: sorting again changes nothing.
+  simulation.rebin();
+  simulation.sort_particles();
+  expect_bitwise_equal(simulation.particles(), after);
+}
+
+// A run that sorts every few steps follows the run that never sorts, particle by particle, to
+// rounding (the sums over a cell's particles may add in another order).
+TEST_P(MpmBasisTest, RunsThatSortFollowTheRunThatDoesNot) {
+  const mpm::Setup scene = tagged(scene_of(SceneKind::dam_break, 3, 16, GetParam()));
+  const auto run_sorting_every = [&](int interval) {
+    Simulation<3> simulation(scene, *pool_, *arena_);
+    simulation.set_particle_sort_interval(interval);
+    for (int s = 0; s < 40; ++s) {
+      simulation.step();
+    }
+    return simulation.particles();
+  };
+  const ParticleState unsorted = run_sorting_every(0);
+  const ParticleState sorted = run_sorting_every(3);
+  ASSERT_EQ(sorted.masses.size(), unsorted.masses.size());
+  EXPECT_NE(sorted.masses, unsorted.masses) << "the order did not change";
+  const std::vector<std::size_t> match = match_by_mass(sorted, unsorted);
+  const double speed = max_speed(unsorted, 3);
+  ASSERT_GT(speed, 0.1);
+  double position = 0.0;
+  double velocity = 0.0;
+  for (std::size_t p = 0; p < match.size(); ++p) {
+    for (std::size_t d = 0; d < 3; ++d) {
+      position = std::max(
+          position, std::abs(sorted.positions[p * 3 + d] - unsorted.positions[match[p] * 3 + d]));
+      velocity = std::max(
+          velocity, std::abs(sorted.velocities[p * 3 + d] - unsorted.velocities[match[p] * 3 + d]));
+    }
+  }
+  EXPECT_LE(position, 1e-12);
+  EXPECT_LE(velocity, 1e-10 * speed);
+}
+
 TEST_P(MpmBasisTest, StillWaterStaysAtRest) {
   const mpm::Setup scene = scene_of(SceneKind::still_water, 2, 32, GetParam());
   const ParticleState state = run<2>(scene, 200);
@@ -751,6 +862,31 @@ TEST(MpmScene, HelpListsTheScenesAProgramRuns) {
       EXPECT_THROW((void)make_scene(options), Error) << to_string(kind);
     }
   }
+}
+
+TEST_F(MpmTest, BadSortRequestsAreRefusedAndChangeNothing) {
+  const mpm::Setup scene = scene_of(SceneKind::dam_break, 2, 16);
+  Simulation<2> simulation(scene, *pool_, *arena_);
+  EXPECT_EQ(simulation.particle_sort_interval(), default_particle_sort_interval);
+  EXPECT_THROW(simulation.set_particle_sort_interval(-1), Error);
+  EXPECT_EQ(simulation.particle_sort_interval(), default_particle_sort_interval);
+  ParticleBatch batch;
+  batch.positions = {0.5, 0.5};
+  batch.velocities = {0.0, 0.0};
+  batch.volumes = {scene.particles.volumes[0]};
+  mpm::Setup roomy = scene;
+  roomy.capacity = scene.particles.count() + 1;
+  Simulation<2> growing(roomy, *pool_, *arena_);
+  growing.step();
+  growing.add_particles(batch);
+  const ParticleState before = growing.particles();
+  try {
+    growing.sort_particles();  // the new particle was never binned
+    ADD_FAILURE() << "sort_particles() sorted particles the last rebin did not bin";
+  } catch (const Error& error) {
+    EXPECT_NE(std::string(error.what()).find("rebin"), std::string::npos) << error.what();
+  }
+  expect_bitwise_equal(growing.particles(), before);
 }
 
 TEST_F(MpmTest, MismatchedScenesAreRefused) {
