@@ -46,6 +46,8 @@ void print_help(const Program& program) {
       "                            DIR/checkpoint.afem (--out DIR), else ./checkpoint.afem\n"
       "  --restart FILE            resume the run saved in FILE (its setup replaces the scene\n"
       "                            flags; --steps counts the steps after it)\n"
+      "  --sort-every N            steps between sorts of the particles into cell order,\n"
+      "                            for memory locality (default 16; 0: never)\n"
       "  --capture                 run each step as a captured step (a CUDA graph on a GPU,\n"
       "                            the recorded launch list on the CPU) over every cell;\n"
       "                            the particles come out bitwise as without it\n"
@@ -83,6 +85,7 @@ template <int D>
 void run(const Setup& setup, const std::optional<Checkpoint>& resume, const CommandLine& options,
          memory::Pool& pool, memory::Arena& arena) {
   Simulation<D> simulation(setup, pool, arena);
+  simulation.set_particle_sort_interval(options.sort_every);
   if (options.capture) {
     simulation.set_step_mode(StepMode::captured);
   }

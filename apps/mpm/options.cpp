@@ -126,6 +126,8 @@ CommandLine parse_command_line(std::span<const std::string_view> arguments,
       options.checkpoint_every = parse_integer(flag, value, 1, std::int64_t{1} << 40);
     } else if (flag == "--restart") {
       options.restart = value;
+    } else if (flag == "--sort-every") {
+      options.sort_every = static_cast<int>(parse_integer(flag, value, 0, 1 << 30));
     } else {
       throw Error(std::string(program.name) + ": unknown option '" + std::string(flag) +
                   "' (see --help)");

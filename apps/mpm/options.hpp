@@ -11,6 +11,7 @@
 
 #include "arenafem/apps/common/flag_values.hpp"
 #include "arenafem/apps/mpm/scene.hpp"
+#include "arenafem/apps/mpm/simulation.hpp"
 
 namespace afem::apps::mpm {
 
@@ -46,11 +47,14 @@ struct CommandLine {
   bool ascii = false;
   /// Steps run captured (StepMode::captured).
   bool capture = false;
+  /// Steps between sorts of the particles into cell order (Simulation::set_particle_sort_interval).
+  int sort_every = default_particle_sort_interval;
   bool help = false;
 };
 
 /// Parses the arguments after the program's name: the scene flags, --steps N, --every N,
-/// --out DIR, --checkpoint-every N, --restart FILE, --memory-report, --capture, --ascii, --help.
+/// --out DIR, --checkpoint-every N, --restart FILE, --sort-every N, --memory-report, --capture,
+/// --ascii, --help.
 /// Throws afem::Error naming the flag for an unknown flag, a missing value, a bad value, or a scene
 /// flag given with --restart. The scene itself is checked by make_scene().
 CommandLine parse_command_line(std::span<const std::string_view> arguments, const Program& program);

@@ -11,6 +11,7 @@
 #include <memory>
 #include <numbers>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "arenafem/apps/mpm/options.hpp"
@@ -820,6 +821,24 @@ TEST(MpmScene, BadOptionsAreNamed) {
   EXPECT_THROW((void)parse_positive("--dt", "-1"), Error);
   EXPECT_THROW((void)parse_positive("--dt", "nan"), Error);
   EXPECT_DOUBLE_EQ(parse_positive("--dt", "2.5e-4"), 2.5e-4);
+}
+
+TEST(MpmScene, SortEveryTakesACountOfStepsFromZero) {
+  const Program program{.name = "mpm"};
+  const auto parse = [&](std::vector<std::string_view> arguments) {
+    return parse_command_line(arguments, program);
+  };
+  EXPECT_EQ(parse({}).sort_every, default_particle_sort_interval);
+  EXPECT_EQ(parse({"--sort-every", "0"}).sort_every, 0);
+  EXPECT_EQ(parse({"--sort-every", "4"}).sort_every, 4);
+  for (const char* bad : {"-1", "x", "4.5"}) {
+    try {
+      (void)parse({"--sort-every", bad});
+      ADD_FAILURE() << "--sort-every " << bad << " was taken";
+    } catch (const Error& error) {
+      EXPECT_NE(std::string(error.what()).find("--sort-every"), std::string::npos) << error.what();
+    }
+  }
 }
 
 TEST(MpmScene, HelpListsTheScenesAProgramRuns) {
