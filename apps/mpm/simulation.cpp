@@ -376,7 +376,8 @@ struct UpdateParticles {
   }
 };
 
-/// Flags the particles outside the grid (1) and the others (0).
+/// Flags the particles outside the grid (1), those at a non-finite position (2) and the others
+/// (0).
 template <int D>
 struct FlagOutside {
   typename geometry::Grid<D>::View grid;
@@ -389,7 +390,11 @@ struct FlagOutside {
     }
     std::int32_t cell = -1;
     typename geometry::Grid<D>::View::Coords xi;
-    outside[p] = grid.locate(x, cell, xi) ? 0 : 1;
+    bool finite = true;
+    for (int d = 0; d < D; ++d) {
+      finite = finite && std::isfinite(x[d]);
+    }
+    outside[p] = !finite ? 2 : grid.locate(x, cell, xi) ? 0 : 1;
   }
 };
 
@@ -602,8 +607,16 @@ public:
   }
   /// Removes the flagged particles, keeping the order of the others (scratch from the arena).
   void compact(memory::ArrayView<const std::uint8_t> remove, std::size_t removed);
-  /// Removes the particles outside the grid (they left through an open face).
+  /// Removes the particles outside the grid (they left through an open face); throws
+  /// throw_blown_up() for particles at non-finite positions.
   void remove_outside();
+  /// Throws afem::Error: `count` particles are `where` at step steps_, the run has blown up.
+  [[noreturn]] void throw_blown_up(std::int64_t count, const char* where) const {
+    throw Error("Simulation::step: " + std::to_string(count) +
+                (count == 1 ? " particle " : " particles ") + where + " at step " +
+                std::to_string(steps_) +
+                ": the run has blown up; reduce Setup.cfl or give a smaller Setup.dt");
+  }
   [[nodiscard]] Checkpoint checkpoint();
   void restore(const Checkpoint& checkpoint);
 
@@ -895,6 +908,11 @@ void detail::SimulationState<D>::remove_outside() {
   auto outside = memory::borrow_temporary<std::uint8_t>(*arena_, n, "Mpm.removal");
   thrust::for_each_n(policy, thrust::counting_iterator<std::size_t>(0), n,
                      detail::FlagOutside<D>{grid_.view(), positions_.view(), outside.view()});
+  const auto blown = static_cast<std::int64_t>(
+      thrust::count(policy, outside.view().begin(), outside.view().end(), std::uint8_t{2}));
+  if (blown > 0) {
+    throw_blown_up(blown, "at non-finite positions");
+  }
   const auto removed = static_cast<std::size_t>(
       thrust::count(policy, outside.view().begin(), outside.view().end(), std::uint8_t{1}));
   compact(outside.view(), removed);
@@ -942,6 +960,13 @@ void detail::SimulationOn<D, Spaces>::rebin() {
   const auto views = this->views();
   detail::rebin_particles(quadrature_, active_partition_, scalar_restriction_,
                           this->grid_.cell_count(), views.positions, views.volumes, arena);
+  if (!this->has_open_face()) {
+    // The step keeps particles between the closed faces: one outside has a non-finite position.
+    const std::int32_t outside = quadrature_.outside_count();
+    if (outside > 0) {
+      this->throw_blown_up(outside, "outside the closed box");
+    }
+  }
   if (staggered_) {
     staggered_->rebin(views.positions, views.volumes, arena);
   }

@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <limits>
 #include <span>
 #include <string>
 #include <type_traits>
@@ -326,6 +327,30 @@ TEST_F(MpmSetupTest, ParticlesComeUpToTheCapacityAndGoInOrder) {
   simulation.add_particles(batch);
   simulation.step();
   EXPECT_EQ(pool_->stats().reserved_bytes, reserved) << pool_->ledger().table();
+}
+
+// A particle at a non-finite position (a run that blew up) stops the next step with an error
+// that says so, whether the box is closed or a face is open (where it would otherwise count as
+// having left).
+TEST_F(MpmSetupTest, ARunThatBlewUpIsNamed) {
+  for (const Boundary floor : {Boundary::slip, Boundary::open}) {
+    mpm::Setup setup;
+    setup.resolution = 32;
+    setup.materials = {Material{.kind = MaterialKind::elastic, .density = 1000.0}};
+    setup.boundaries[static_cast<std::size_t>(Face::y_low)] = floor;
+    setup.particles = block(setup, {0.4, 0.4}, {0.6, 0.6});
+    Simulation<2> simulation(setup, *pool_, *arena_);
+    simulation.step();
+    const ParticleViews views = simulation.particle_views();
+    const std::vector<double> nan = {std::numeric_limits<double>::quiet_NaN(), 0.5};
+    memory::copy_to_device(views.positions.subview(6, 2), std::span<const double>(nan),
+                           pool_->stream());
+    const std::string message = error_of([&] { simulation.step(); });
+    EXPECT_NE(message.find("blown up"), std::string::npos) << message;
+    EXPECT_NE(message.find("1 particle "), std::string::npos) << message;
+    EXPECT_NE(message.find("step 1"), std::string::npos) << message;
+    EXPECT_EQ(simulation.particles_left(), 0);
+  }
 }
 
 TEST_F(MpmSetupTest, AnExternalForceAddsItsImpulse) {
