@@ -601,6 +601,12 @@ public:
   /// Moves the particles into the order of the last binning (each cell's in their previous
   /// order, those outside the grid last); `scratch` holds every particle.
   void sort_particles(GatherScratch& scratch);
+  /// Throws afem::Error naming `part` when the particles were sorted after the last binning.
+  void expect_binned(const char* part) const {
+    AFEM_EXPECTS(!sorted_since_binning_,
+                 std::string("Simulation::") + part +
+                     ": the particles were sorted after the last rebin(); call rebin() first");
+  }
   /// Whether step `steps_` sorts the particles at its end.
   [[nodiscard]] bool sorts_now() const {
     return sort_interval_ > 0 && steps_ % sort_interval_ == 0;
@@ -648,6 +654,8 @@ public:
   std::int64_t steps_ = 0;
   /// Steps between sorts of the particles into cell order (0: never).
   int sort_interval_ = default_particle_sort_interval;
+  /// Whether the particles were sorted after the last binning (which then names old indices).
+  bool sorted_since_binning_ = false;
   std::int64_t particles_left_ = 0;
   memory::Temporary<MaterialView> material_table_;
   memory::Temporary<double> positions_;
@@ -891,6 +899,7 @@ void detail::SimulationState<D>::compact(memory::ArrayView<const std::uint8_t> r
 
 template <int D>
 void detail::SimulationState<D>::sort_particles(GatherScratch& scratch) {
+  expect_binned("sort_particles");
   const memory::ArrayView<const std::int32_t> order = cell_order();
   AFEM_EXPECTS(order.size() == count(), "Simulation::sort_particles: " + std::to_string(count()) +
                                             " particles, of which the last rebin() binned " +
@@ -899,6 +908,7 @@ void detail::SimulationState<D>::sort_particles(GatherScratch& scratch) {
     using T = typename decltype(to)::value_type;
     return detail::GatherParticles<T>{order, from, to, width};
   });
+  sorted_since_binning_ = true;
 }
 
 template <int D>
@@ -970,6 +980,7 @@ void detail::SimulationOn<D, Spaces>::rebin() {
   if (staggered_) {
     staggered_->rebin(views.positions, views.volumes, arena);
   }
+  this->sorted_since_binning_ = false;
 }
 
 template <int D, class Spaces>
@@ -977,6 +988,7 @@ void detail::SimulationOn<D, Spaces>::bin_particles() {
   memory::Arena& arena = *this->arena_;
   const auto views = this->views();
   quadrature_.bin(quadrature_.locate(views.positions, views.volumes, arena), arena);
+  this->sorted_since_binning_ = false;
 }
 
 template <int D, class Spaces>
@@ -1421,6 +1433,7 @@ void Simulation<D>::step() {
     state_->update_grid();
     state_->grid_to_particle();
   }
+  state_->sorted_since_binning_ = false;  // the step binned the particles (a replay too)
   if (sort) {
     state_->sort_particles(*sort);
   }
@@ -1509,6 +1522,7 @@ int Simulation<D>::particle_sort_interval() const {
 
 template <int D>
 void Simulation<D>::particle_to_grid() {
+  state_->expect_binned("particle_to_grid");
   state_->particle_to_grid();
 }
 
@@ -1519,6 +1533,7 @@ void Simulation<D>::update_grid() {
 
 template <int D>
 void Simulation<D>::grid_to_particle() {
+  state_->expect_binned("grid_to_particle");
   state_->grid_to_particle();
 }
 

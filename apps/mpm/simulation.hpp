@@ -138,6 +138,10 @@ template <int D>
 class SimulationState;
 }  // namespace detail
 
+/// Steps between the sorts of a Simulation's particles into cell order, unless
+/// Simulation::set_particle_sort_interval() says otherwise.
+inline constexpr int default_particle_sort_interval = 16;
+
 /// An MPM simulation of one Setup, behind a plain C++ interface (the kernels are compiled in the
 /// library, so a program that embeds it needs no CUDA compiler). Owns, in `pool`, the particles'
 /// positions, velocities, affine velocities, deformation gradients, volumes, material indices and
@@ -151,10 +155,6 @@ class SimulationState;
 /// resets when it returns: it is the simulation's per-step arena. A step's scratch grows with the
 /// particle count: once the run has held its largest count (after the first two steps when the
 /// count does not change), a step takes nothing from the pool.
-/// Steps between the sorts of a Simulation's particles into cell order, unless
-/// Simulation::set_particle_sort_interval() says otherwise.
-inline constexpr int default_particle_sort_interval = 16;
-
 template <int D>
 class Simulation {
 public:
@@ -194,9 +194,10 @@ public:
   /// Reorders the particle arrays into the order the last rebin() binned them in: cell by cell
   /// (a cell's particles in their previous order, those outside the grid last), so that the
   /// transfers, which run cell by cell, read neighbouring memory. A particle's index changes, its
-  /// state does not; the binning then refers to the old indices, so rebin() comes next. Throws
-  /// afem::Error, changing nothing, when particles were added or removed since the last rebin()
-  /// or the step arena cannot hold a copy of the particles.
+  /// state does not; the binning then refers to the old indices, so particle_to_grid() and
+  /// grid_to_particle() throw afem::Error until rebin() runs. Throws afem::Error, changing
+  /// nothing, when particles were added or removed since the last rebin() or the step arena
+  /// cannot hold a copy of the particles.
   void sort_particles();
   /// Makes step() sort the particles at its end whenever steps_taken() is a multiple of `steps`, in
   /// direct and captured mode alike (default_particle_sort_interval at construction; 0: never,

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
+#include <functional>
 #include <map>
 #include <memory>
 #include <numbers>
@@ -906,6 +907,30 @@ TEST_F(MpmTest, BadSortRequestsAreRefusedAndChangeNothing) {
     EXPECT_NE(std::string(error.what()).find("rebin"), std::string::npos) << error.what();
   }
   expect_bitwise_equal(growing.particles(), before);
+
+  // After a sort the binning names the old indices: the transfers and another sort wait for a
+  // rebin.
+  simulation.step();
+  simulation.rebin();
+  simulation.sort_particles();
+  const ParticleState sorted = simulation.particles();
+  for (const auto& part : {std::function<void()>([&] { simulation.particle_to_grid(); }),
+                           std::function<void()>([&] { simulation.grid_to_particle(); }),
+                           std::function<void()>([&] { simulation.sort_particles(); })}) {
+    try {
+      part();
+      ADD_FAILURE() << "a part ran on the binning from before the sort";
+    } catch (const Error& error) {
+      EXPECT_NE(std::string(error.what()).find("call rebin() first"), std::string::npos)
+          << error.what();
+    }
+  }
+  expect_bitwise_equal(simulation.particles(), sorted);
+  simulation.rebin();
+  simulation.particle_to_grid();
+  simulation.update_grid();
+  simulation.grid_to_particle();
+  simulation.step();
 }
 
 TEST_F(MpmTest, MismatchedScenesAreRefused) {
