@@ -412,11 +412,12 @@ struct Flagged {
 
 /// What SimulationState::move_particles() moves the particles through: room for every array.
 struct GatherScratch {
-  memory::Temporary<double> values;         ///< D x D per particle
+  memory::Temporary<double> values;         ///< D per particle
   memory::Temporary<std::int32_t> indices;  ///< one per particle
 };
 
-/// Moves the `width` values of every particle that stays to its slot among those that stay.
+/// Moves `width` values of every particle that stays (`stride` apart per particle in `from`) to
+/// its slot among those that stay.
 template <class T>
 struct GatherKept {
   memory::ArrayView<const std::uint8_t> remove;
@@ -424,27 +425,43 @@ struct GatherKept {
   memory::ArrayView<const T> from;
   memory::ArrayView<T> to;
   std::size_t width = 1;
+  std::size_t stride = 1;
   AFEM_HOST_DEVICE void operator()(std::size_t p) const {
     if (remove[p] == 0) {
       const auto s = static_cast<std::size_t>(slot[p]);
       for (std::size_t k = 0; k < width; ++k) {
-        to[s * width + k] = from[p * width + k];
+        to[s * width + k] = from[p * stride + k];
       }
     }
   }
 };
 
-/// Copies the `width` values of particle order[k] to slot k.
+/// Copies `width` values of particle order[k] (`stride` apart per particle in `from`) to slot k.
 template <class T>
 struct GatherParticles {
   memory::ArrayView<const std::int32_t> order;
   memory::ArrayView<const T> from;
   memory::ArrayView<T> to;
   std::size_t width = 1;
+  std::size_t stride = 1;
   AFEM_HOST_DEVICE void operator()(std::size_t k) const {
     const auto p = static_cast<std::size_t>(order[k]);
     for (std::size_t c = 0; c < width; ++c) {
-      to[k * width + c] = from[p * width + c];
+      to[k * width + c] = from[p * stride + c];
+    }
+  }
+};
+
+/// Writes particle k's `width` values of `from` back, `stride` apart per particle in `to`.
+template <class T>
+struct ScatterColumns {
+  memory::ArrayView<const T> from;
+  memory::ArrayView<T> to;
+  std::size_t width = 1;
+  std::size_t stride = 1;
+  AFEM_HOST_DEVICE void operator()(std::size_t k) const {
+    for (std::size_t c = 0; c < width; ++c) {
+      to[k * stride + c] = from[k * width + c];
     }
   }
 };
@@ -590,9 +607,10 @@ public:
   void add_particles(const ParticleBatch& batch);
   /// Room to move `n` particles (move_particles()), from the arena under `label`.
   [[nodiscard]] GatherScratch borrow_gather_scratch(std::size_t n, const char* label);
-  /// Rewrites every particle array: move(from, to, width) gives the kernel that runs over
-  /// [0, sources) and fills the first `count` particles of `to`, which then replace the array's
-  /// first `count` and become the particle count. Allocates nothing (`scratch` holds `count`).
+  /// Rewrites every particle array: move(from, to, width, stride) gives the kernel that runs over
+  /// [0, sources) and fills `width` values of each of the first `count` particles of `to` from
+  /// `from` (`stride` values per particle), which then replace them in the array; `count` becomes
+  /// the particle count. Allocates nothing (`scratch` holds `count`).
   template <class Move>
   void move_particles(std::size_t sources, std::size_t count, GatherScratch& scratch,
                       const Move& move);
@@ -842,7 +860,7 @@ void detail::SimulationState<D>::add_particles(const ParticleBatch& batch) {
 template <int D>
 detail::GatherScratch detail::SimulationState<D>::borrow_gather_scratch(std::size_t n,
                                                                         const char* label) {
-  return {memory::borrow_temporary<double>(*arena_, n * D * D, label),
+  return {memory::borrow_temporary<double>(*arena_, n * D, label),
           memory::borrow_temporary<std::int32_t>(*arena_, n, label)};
 }
 
@@ -851,17 +869,29 @@ template <class Move>
 void detail::SimulationState<D>::move_particles(std::size_t sources, std::size_t count,
                                                 GatherScratch& scratch, const Move& move) {
   auto policy = memory::arena_policy(*arena_, "Mpm.thrust");
-  const auto rewrite = [&](auto& buffer, std::size_t width) {
+  // An array of `stride` values per particle moves at most D of them at a time (the D x D
+  // matrices in D passes), so the scratch holds D values per particle.
+  const auto rewrite = [&](auto& buffer, std::size_t stride) {
     using T = typename std::remove_reference_t<decltype(buffer)>::value_type;
-    memory::ArrayView<T> to;
-    if constexpr (std::is_same_v<T, double>) {
-      to = scratch.values.view().subview(0, count * width);
-    } else {
-      to = scratch.indices.view().subview(0, count);
+    for (std::size_t first = 0; first < stride; first += D) {
+      const std::size_t width = std::min<std::size_t>(D, stride - first);
+      memory::ArrayView<T> to;
+      if constexpr (std::is_same_v<T, double>) {
+        to = scratch.values.view().subview(0, count * width);
+      } else {
+        to = scratch.indices.view().subview(0, count);
+      }
+      const memory::ArrayView<T> all = buffer.view();
+      const memory::ArrayView<T> columns = all.subview(first, all.size() - first);
+      thrust::for_each_n(policy, thrust::counting_iterator<std::size_t>(0), sources,
+                         move(memory::ArrayView<const T>(columns), to, width, stride));
+      if (width == stride) {
+        thrust::copy(policy, to.begin(), to.end(), columns.begin());
+      } else {
+        thrust::for_each_n(policy, thrust::counting_iterator<std::size_t>(0), count,
+                           detail::ScatterColumns<T>{to, columns, width, stride});
+      }
     }
-    thrust::for_each_n(policy, thrust::counting_iterator<std::size_t>(0), sources,
-                       move(memory::ArrayView<const T>(buffer.view()), to, width));
-    thrust::copy(policy, to.begin(), to.end(), buffer.view().begin());
   };
   rewrite(positions_, D);
   rewrite(velocities_, D);
@@ -891,10 +921,11 @@ void detail::SimulationState<D>::compact(memory::ArrayView<const std::uint8_t> r
   thrust::exclusive_scan(policy, keeps, keeps + static_cast<std::ptrdiff_t>(n),
                          slot.view().begin());
   const memory::ArrayView<const std::int32_t> slots = slot.view();
-  move_particles(n, n - removed, scratch, [&](auto from, auto to, std::size_t width) {
-    using T = typename decltype(to)::value_type;
-    return detail::GatherKept<T>{remove, slots, from, to, width};
-  });
+  move_particles(n, n - removed, scratch,
+                 [&](auto from, auto to, std::size_t width, std::size_t stride) {
+                   using T = typename decltype(to)::value_type;
+                   return detail::GatherKept<T>{remove, slots, from, to, width, stride};
+                 });
 }
 
 template <int D>
@@ -904,10 +935,11 @@ void detail::SimulationState<D>::sort_particles(GatherScratch& scratch) {
   AFEM_EXPECTS(order.size() == count(), "Simulation::sort_particles: " + std::to_string(count()) +
                                             " particles, of which the last rebin() binned " +
                                             std::to_string(order.size()) + "; call rebin() first");
-  move_particles(order.size(), order.size(), scratch, [&](auto from, auto to, std::size_t width) {
-    using T = typename decltype(to)::value_type;
-    return detail::GatherParticles<T>{order, from, to, width};
-  });
+  move_particles(order.size(), order.size(), scratch,
+                 [&](auto from, auto to, std::size_t width, std::size_t stride) {
+                   using T = typename decltype(to)::value_type;
+                   return detail::GatherParticles<T>{order, from, to, width, stride};
+                 });
   sorted_since_binning_ = true;
 }
 
