@@ -89,11 +89,11 @@ struct GridView {
   /// The position at reference coordinates `xi` of the cell with grid index `index` (what
   /// cell_position computes once it has the index).
   AFEM_HOST_DEVICE Point grid_position(const std::int32_t (&index)[D], const Coords& xi) const {
-    Point x;
-    for (int d = 0; d < D; ++d) {
-      x[d] = origin[d] + (index[d] + xi[d]) * cell_size[d];
-    }
-    return x;
+    // Whole-vector arithmetic: a point built from scalar stores and read back as a vector stalls
+    // the loads that follow.
+    return Eigen::Map<const Point>(origin) +
+           (Eigen::Map<const Eigen::Matrix<std::int32_t, D, 1>>(index).template cast<double>() + xi)
+               .cwiseProduct(Eigen::Map<const Point>(cell_size));
   }
   AFEM_HOST_DEVICE Point cell_vertex(std::int32_t cell, int local) const {
     Coords xi;

@@ -189,9 +189,10 @@ AFEM_HOST_DEVICE AFEM_NOINLINE Eigen::Matrix<double, D, D> hencky_stress(
 
 }  // namespace detail
 
-/// The Kirchhoff stress of a particle with deformation gradient `f`.
+/// The Kirchhoff stress of a particle with deformation gradient `f` (inline: a stress returned
+/// through memory and read back as vectors stalls the momentum form).
 template <int D>
-AFEM_HOST_DEVICE Eigen::Matrix<double, D, D> kirchhoff_stress(
+AFEM_HOST_DEVICE AFEM_INLINE Eigen::Matrix<double, D, D> kirchhoff_stress(
     const MaterialView& m, const Eigen::Matrix<double, D, D>& f) {
   using Matrix = Eigen::Matrix<double, D, D>;
   switch (m.kind) {

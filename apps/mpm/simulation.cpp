@@ -162,7 +162,7 @@ struct MomentumForm {
     Matrix<D> stress_impulse;  ///< dt tau
   };
   template <class Sample>
-  AFEM_HOST_DEVICE Particle prepare(const Sample& s) const {
+  AFEM_HOST_DEVICE AFEM_INLINE Particle prepare(const Sample& s) const {
     const std::size_t p = s.index;
     const MaterialView& material = materials(p);
     Particle particle{s.x, material.density * load_vector<D>(velocities, p),

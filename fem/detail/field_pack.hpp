@@ -20,7 +20,7 @@ struct FieldPack;
 template <>
 struct FieldPack<> {
   template <class F, class... Args>
-  AFEM_HOST_DEVICE decltype(auto) call(const F& f, const Args&... args) const {
+  AFEM_HOST_DEVICE AFEM_INLINE decltype(auto) call(const F& f, const Args&... args) const {
     return f(args...);
   }
 };
@@ -31,7 +31,7 @@ struct FieldPack<Head, Tail...> {
   FieldPack<Tail...> tail;
 
   template <class F, class... Args>
-  AFEM_HOST_DEVICE decltype(auto) call(const F& f, const Args&... args) const {
+  AFEM_HOST_DEVICE AFEM_INLINE decltype(auto) call(const F& f, const Args&... args) const {
     return tail.call(f, args..., head);
   }
 };

@@ -72,15 +72,15 @@ template <class Integrand>
 struct PrepareCall {
   const Integrand& f;
   template <class... Args>
-  AFEM_HOST_DEVICE auto operator()(const Args&... args) const {
+  AFEM_HOST_DEVICE AFEM_INLINE auto operator()(const Args&... args) const {
     return f.prepare(args...);
   }
 };
 
 /// What the per-function calls of `f` take at sample `s`: prepare's result, or the sample itself.
 template <bool Prepared, class Integrand, class Pack, int D>
-AFEM_HOST_DEVICE decltype(auto) sample_part(const Integrand& f, const Sample<D>& s,
-                                            const Pack& pack) {
+AFEM_HOST_DEVICE AFEM_INLINE decltype(auto) sample_part(const Integrand& f, const Sample<D>& s,
+                                                        const Pack& pack) {
   if constexpr (Prepared) {
     return pack.call(PrepareCall<Integrand>{f}, s);
   } else {
@@ -91,8 +91,8 @@ AFEM_HOST_DEVICE decltype(auto) sample_part(const Integrand& f, const Sample<D>&
 /// f at one test (and trial) function: f(prepared, functions...), or f(sample, functions...,
 /// fields...) for integrands without a per-sample part.
 template <bool Prepared, class Integrand, class Pack, class At, class... Functions>
-AFEM_HOST_DEVICE double call_at(const Integrand& f, const At& at, const Pack& pack,
-                                const Functions&... functions) {
+AFEM_HOST_DEVICE AFEM_INLINE double call_at(const Integrand& f, const At& at, const Pack& pack,
+                                            const Functions&... functions) {
   if constexpr (Prepared) {
     return static_cast<double>(f(at, functions...));
   } else {
