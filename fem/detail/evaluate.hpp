@@ -371,16 +371,12 @@ private:
   }
   AFEM_HOST_DEVICE void map_gradients(const Sample<dim>& s, const double* reference) {
     for (int k = 0; k < Element::node_count; ++k) {
-      Eigen::Matrix<double, dim, 1> g;
+      // Whole-vector products: gradients built from scalar stores and read back as vectors stall
+      // the integrand's loads.
+      const Eigen::Map<const Eigen::Matrix<double, dim, 1>> g(reference + k * dim);
       if constexpr (Diagonal) {
-        for (int d = 0; d < dim; ++d) {
-          g[d] = reference[k * dim + d] * s.inverse_jacobian(d, d);
-        }
-        gradient[k] = g;
+        gradient[k] = g.cwiseProduct(s.inverse_jacobian.diagonal());
       } else {
-        for (int d = 0; d < dim; ++d) {
-          g[d] = reference[k * dim + d];
-        }
         gradient[k] = s.inverse_jacobian.transpose() * g;
       }
     }
