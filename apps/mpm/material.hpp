@@ -216,22 +216,26 @@ AFEM_HOST_DEVICE AFEM_INLINE Eigen::Matrix<double, D, D> kirchhoff_stress(
 
 namespace detail {
 
-/// The real cube root of x: a first guess from the bits of x (the exponent divided by 3, within
-/// 6 %), then four Newton steps (within 3 ulp of std::cbrt, about 3x cheaper, and the same on
-/// every backend). Zero, negative, huge and non-finite x go to std::cbrt.
+/// The real cube root of x: r = x^(-1/3) from the bits of x (within 3.5 %), refined by three
+/// Newton steps that only multiply (r <- r (4 - x r^3) / 3, within 1e-9), then x r^2 polished by
+/// one Newton step of the cube root itself, the only division (within 3 ulp of std::cbrt, several
+/// times cheaper, and the same on every backend). Zero, negative, huge and non-finite x go to
+/// std::cbrt.
 AFEM_HOST_DEVICE inline double cube_root(double x) {
   if (!(x > 1e-300 && x < 1e300)) {
     return std::cbrt(x);
   }
   std::uint64_t bits = 0;
   std::memcpy(&bits, &x, sizeof bits);
-  bits = bits / 3 + (std::uint64_t{1023} << 52) / 3 * 2;
-  double y = 0.0;
-  std::memcpy(&y, &bits, sizeof y);
-  for (int k = 0; k < 4; ++k) {
-    y -= (y - x / (y * y)) * (1.0 / 3.0);
+  bits = std::uint64_t{0x553ef0ff289dd796} - bits / 3;
+  double r = 0.0;
+  std::memcpy(&r, &bits, sizeof r);
+  const double third_of_x = x * (1.0 / 3.0);
+  for (int k = 0; k < 3; ++k) {
+    r *= 4.0 / 3.0 - third_of_x * (r * r * r);
   }
-  return y;
+  const double y = x * r * r;
+  return y - (y - x / (y * y)) * (1.0 / 3.0);
 }
 
 /// Sand's end-of-step projection: its Hencky strain back to the Drucker-Prager cone (to the apex
