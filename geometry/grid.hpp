@@ -231,10 +231,9 @@ struct GridView {
       if (!(t >= -1e-10 && t <= resolution[d] + 1e-10)) {
         return false;
       }
-      const double floor_t = std::floor(t);
-      index[d] = floor_t < 0.0              ? 0
-                 : floor_t >= resolution[d] ? resolution[d] - 1
-                                            : static_cast<std::int32_t>(floor_t);
+      // t >= -1e-10 here: truncation is the floor but on [-1e-10, 0), where both clamp to 0.
+      const auto truncated = static_cast<std::int32_t>(t);
+      index[d] = truncated < resolution[d] ? truncated : resolution[d] - 1;
       xi[d] = t - index[d];
     }
     cell = cell_index(index);
