@@ -8,6 +8,7 @@
 #include <Eigen/LU>
 
 #include <cmath>
+#include <cstddef>
 #include <cstdint>
 #include <type_traits>
 
@@ -375,7 +376,8 @@ private:
   template <bool Whole>
   AFEM_HOST_DEVICE void map_gradients(const Sample<dim>& s, const double* reference) {
     for (int k = 0; k < Element::node_count; ++k) {
-      const Eigen::Map<const Eigen::Matrix<double, dim, 1>> g(reference + k * dim);
+      const Eigen::Map<const Eigen::Matrix<double, dim, 1>> g(reference +
+                                                              static_cast<std::ptrdiff_t>(k) * dim);
       if constexpr (Diagonal && Whole) {
         gradient[k] = g.cwiseProduct(s.inverse_jacobian.diagonal());
       } else if constexpr (Diagonal) {
