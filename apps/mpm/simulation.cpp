@@ -436,32 +436,20 @@ struct GatherKept {
   }
 };
 
-/// Copies `width` values of particle order[k] (`stride` apart per particle in `from`) to slot k.
+/// Copies `width` values of particle order[k] (particle k when `order` is empty), `from_stride`
+/// apart per particle in `from`, to slot k, `to_stride` apart per particle in `to`.
 template <class T>
-struct GatherParticles {
+struct CopyParticles {
   memory::ArrayView<const std::int32_t> order;
   memory::ArrayView<const T> from;
   memory::ArrayView<T> to;
   std::size_t width = 1;
-  std::size_t stride = 1;
+  std::size_t from_stride = 1;
+  std::size_t to_stride = 1;
   AFEM_HOST_DEVICE void operator()(std::size_t k) const {
-    const auto p = static_cast<std::size_t>(order[k]);
+    const std::size_t p = order.empty() ? k : static_cast<std::size_t>(order[k]);
     for (std::size_t c = 0; c < width; ++c) {
-      to[k * width + c] = from[p * stride + c];
-    }
-  }
-};
-
-/// Writes particle k's `width` values of `from` back, `stride` apart per particle in `to`.
-template <class T>
-struct ScatterColumns {
-  memory::ArrayView<const T> from;
-  memory::ArrayView<T> to;
-  std::size_t width = 1;
-  std::size_t stride = 1;
-  AFEM_HOST_DEVICE void operator()(std::size_t k) const {
-    for (std::size_t c = 0; c < width; ++c) {
-      to[k * stride + c] = from[k * width + c];
+      to[k * to_stride + c] = from[p * from_stride + c];
     }
   }
 };
@@ -889,7 +877,7 @@ void detail::SimulationState<D>::move_particles(std::size_t sources, std::size_t
         thrust::copy(policy, to.begin(), to.end(), columns.begin());
       } else {
         thrust::for_each_n(policy, thrust::counting_iterator<std::size_t>(0), count,
-                           detail::ScatterColumns<T>{to, columns, width, stride});
+                           detail::CopyParticles<T>{{}, to, columns, width, width, stride});
       }
     }
   };
@@ -938,7 +926,7 @@ void detail::SimulationState<D>::sort_particles(GatherScratch& scratch) {
   move_particles(order.size(), order.size(), scratch,
                  [&](auto from, auto to, std::size_t width, std::size_t stride) {
                    using T = typename decltype(to)::value_type;
-                   return detail::GatherParticles<T>{order, from, to, width, stride};
+                   return detail::CopyParticles<T>{order, from, to, width, stride, width};
                  });
   sorted_since_binning_ = true;
 }
