@@ -7,9 +7,12 @@
 /// Galerkin coarse operator) gives every vertex away from the boundary the same 3^D entries at the
 /// same offsets; such rows are computed from the vector alone, with the entries held as 3^D
 /// constants, and every other row (the boundary, a Dirichlet row, a varying coefficient) from the
-/// matrix. The product reads a few bytes per row instead of the row's 3^D entries and columns, and
-/// is bit for bit the matrix's spmv(): each stencil row is summed in the order and the partial
-/// sums of the matrix's row product.
+/// matrix. A row that repeats the row before it along x (the same entries, one column further: a
+/// run of rows that share a coefficient, as the fluid or the empty cells of a pressure Laplacian
+/// whose 5 or 7 entries are no 3^D stencil) is computed from the run's first row the same way.
+/// The product reads a few bytes per row instead of the row's entries and columns, and is bit for
+/// bit the matrix's spmv(): each row is summed in the order and the partial sums of the matrix's
+/// row product.
 
 #include <thrust/fill.h>
 #include <thrust/for_each.h>
@@ -24,6 +27,8 @@
 #include <span>
 #include <string>
 #include <utility>
+
+#include <Eigen/Core>
 
 #include "arenafem/fem/bsr_matrix.hpp"
 #include "arenafem/fem/detail/check_size.hpp"
@@ -61,34 +66,66 @@ AFEM_HOST_DEVICE inline bool same_bits(double a, double b) {
   return x == y;
 }
 
-/// Flags the rows of one line of vertices along x (1) that lie one vertex or more inside the grid
-/// and hold exactly the stencil: the same columns at the same offsets, the same entries bit for
-/// bit. Gives how many it flagged.
+/// What a row's flag says: computed from the matrix (`matrix_row`), from the stencil
+/// (`stencil_row`), or from the run of rows it continues (`repeated_row`: it holds the row before
+/// it shifted by one column, the same entries bit for bit, so it repeats the run's first row).
+inline constexpr std::uint8_t matrix_row = 0;
+inline constexpr std::uint8_t stencil_row = 1;
+inline constexpr std::uint8_t repeated_row = 2;
+
+/// How many rows FlagStencilRows flagged as stencil rows and as repeated rows.
+struct FlaggedRows {
+  std::int64_t stencil = 0;
+  std::int64_t repeated = 0;
+};
+struct AddFlaggedRows {
+  AFEM_HOST_DEVICE FlaggedRows operator()(const FlaggedRows& a, const FlaggedRows& b) const {
+    return {a.stencil + b.stencil, a.repeated + b.repeated};
+  }
+};
+
+/// Flags the rows of one line of vertices along x: `stencil_row` where a row lies one vertex or
+/// more inside the grid and holds exactly the stencil (the same columns at the same offsets, the
+/// same entries bit for bit; none when `has_stencil` is false), else `repeated_row` where it holds
+/// the row before it in the line shifted by one column (at most max_stencil_taps entries, the
+/// same bits) and that row is no stencil row, else `matrix_row`.
 template <int D>
 struct FlagStencilRows {
   static constexpr int taps = D == 2 ? 9 : 27;
   StencilRows rows;
   ConstBsrView<1> m;
   memory::ArrayView<std::uint8_t> flags;
-  AFEM_HOST_DEVICE std::int64_t operator()(std::int64_t line) const {
+  bool has_stencil = false;
+  AFEM_HOST_DEVICE FlaggedRows operator()(std::int64_t line) const {
     const std::int64_t n = rows.vertices[0];
     const std::int64_t j = line % rows.vertices[1];
     const std::int64_t k = line / rows.vertices[1];
-    const bool inner_line =
-        j >= 1 && j + 1 < rows.vertices[1] && (D == 2 || (k >= 1 && k + 1 < rows.vertices[2]));
-    std::int64_t found = 0;
+    const bool inner_line = has_stencil && j >= 1 && j + 1 < rows.vertices[1] &&
+                            (D == 2 || (k >= 1 && k + 1 < rows.vertices[2]));
+    FlaggedRows found;
     for (std::int64_t i = 0; i < n; ++i) {
       const std::int64_t row = line * n + i;
       const auto at = static_cast<std::size_t>(row);
       const auto begin = static_cast<std::int64_t>(m.offsets[at]);
-      bool same = inner_line && i >= 1 && i + 1 < n && m.offsets[at + 1] - m.offsets[at] == taps;
+      const auto length = static_cast<std::int64_t>(m.offsets[at + 1]) - begin;
+      bool same = inner_line && i >= 1 && i + 1 < n && length == taps;
       for (int t = 0; same && t < taps; ++t) {
         const auto entry = static_cast<std::size_t>(begin + t);
         same =
             m.columns[entry] == row + rows.offsets[t] && same_bits(m.values[entry], rows.values[t]);
       }
-      flags[at] = same ? 1 : 0;
-      found += same ? 1 : 0;
+      const auto before = static_cast<std::int64_t>(m.offsets[at - (i >= 1 ? 1 : 0)]);
+      bool repeat = !same && i >= 1 && flags[at - 1] != stencil_row && length > 0 &&
+                    length <= max_stencil_taps && begin - before == length;
+      for (std::int64_t t = 0; repeat && t < length; ++t) {
+        const auto entry = static_cast<std::size_t>(begin + t);
+        const auto previous = static_cast<std::size_t>(before + t);
+        repeat = m.columns[entry] == m.columns[previous] + 1 &&
+                 same_bits(m.values[entry], m.values[previous]);
+      }
+      flags[at] = same ? stencil_row : repeat ? repeated_row : matrix_row;
+      found.stencil += same ? 1 : 0;
+      found.repeated += repeat ? 1 : 0;
     }
     return found;
   }
@@ -175,20 +212,84 @@ struct StencilLineProduct {
     }
     std::size_t i = first;
     while (i < last) {
-      if (rows.flags[i] == 0) {
+      std::size_t end = i + 1;
+      if (rows.flags[i] == stencil_row) {
+        while (end < last && rows.flags[end] == stencil_row) {
+          ++end;
+        }
+        stencil_run(x.data() + i, y.data() + i, end - i);
+      } else {
         double sum = 0.0;
         row_product<1, 1>(m, x, static_cast<std::size_t>(m.offsets[i]),
                           static_cast<std::size_t>(m.offsets[i + 1]), &sum);
         store(i, sum);
-        ++i;
-        continue;
+        while (end < last && rows.flags[end] == repeated_row) {
+          ++end;
+        }
+        if (end > i + 1) {
+          repeated_run(i, end);
+        }
       }
-      std::size_t end = i;
-      while (end < last && rows.flags[end] != 0) {
-        ++end;
-      }
-      stencil_run(x.data() + i, y.data() + i, end - i);
       i = end;
+    }
+  }
+
+  /// Rows head + 1 to end - 1, each the head row shifted by its distance from it: the head's
+  /// entries and relative columns are copied to locals, and the rows are summed 8 or 4 at a time,
+  /// entry by entry, into the partial sums row_product<1> would use (so each sum has its bits).
+  AFEM_HOST_DEVICE void repeated_run(std::size_t head, std::size_t end) const {
+    const auto begin = static_cast<std::size_t>(m.offsets[head]);
+    const auto length = static_cast<int>(m.offsets[head + 1] - m.offsets[head]);
+    double value[max_stencil_taps];
+    std::ptrdiff_t offset[max_stencil_taps];
+    for (int t = 0; t < length; ++t) {
+      value[t] = m.values[begin + static_cast<std::size_t>(t)];
+      offset[t] = static_cast<std::ptrdiff_t>(m.columns[begin + static_cast<std::size_t>(t)]) -
+                  static_cast<std::ptrdiff_t>(head);
+    }
+    std::size_t row = head + 1;
+    for (; row + 8 <= end; row += 8) {
+      repeated_rows<8>(value, offset, length, row);
+    }
+    if (row + 4 <= end) {
+      repeated_rows<4>(value, offset, length, row);
+      row += 4;
+    }
+    // The last few rows from the matrix: as single rows the compiler may vectorise the product
+    // across the partial sums and leave it unfused, which a row product does not.
+    for (; row < end; ++row) {
+      double sum = 0.0;
+      row_product<1, 1>(m, x, static_cast<std::size_t>(m.offsets[row]),
+                        static_cast<std::size_t>(m.offsets[row + 1]), &sum);
+      store(row, sum);
+    }
+  }
+  /// Rows `first` to first + W - 1 of a repeated run (see repeated_run), as W-wide vectors, so
+  /// that each row's partial sums are the row product's (a vectorisation across the partial sums
+  /// would leave the products unfused).
+  template <int W>
+  AFEM_HOST_DEVICE AFEM_INLINE void repeated_rows(const double* value, const std::ptrdiff_t* offset,
+                                                  int length, std::size_t first) const {
+    using Rows = Eigen::Array<double, W, 1>;
+    using Column = Eigen::Map<const Rows>;
+    Rows lane0 = Rows::Zero();
+    Rows lane1 = Rows::Zero();
+    Rows lane2 = Rows::Zero();
+    Rows lane3 = Rows::Zero();
+    const double* at = x.data() + first;
+    int t = 0;
+    for (; t + lanes <= length; t += lanes) {
+      lane0 += value[t] * Column(at + offset[t]);
+      lane1 += value[t + 1] * Column(at + offset[t + 1]);
+      lane2 += value[t + 2] * Column(at + offset[t + 2]);
+      lane3 += value[t + 3] * Column(at + offset[t + 3]);
+    }
+    for (; t < length; ++t) {
+      lane0 += value[t] * Column(at + offset[t]);
+    }
+    const Rows sum = (lane0 + lane1) + (lane2 + lane3);
+    for (int w = 0; w < W; ++w) {
+      store(first + static_cast<std::size_t>(w), sum[w]);
     }
   }
 };
@@ -197,9 +298,10 @@ struct StencilLineProduct {
 
 /// A scalar BsrMatrix on the vertices of a grid with `cells` cells per axis (2 or 3 axes; vertex
 /// (i, j, k) is row i + (cells_x + 1) (j + (cells_y + 1) k)) as an operator whose interior rows
-/// that hold the stencil of the centre vertex are applied from that stencil (see the file comment);
-/// apply() gives bit for bit spmv() of the matrix. When fewer than half the rows hold the stencil,
-/// and on the CUDA backend (where a thread per row reads the matrix in coalesced loads), apply() is
+/// that hold the stencil of the centre vertex are applied from that stencil, and the rows that
+/// repeat the row before them from that row's entries (see the file comment); apply() gives bit
+/// for bit spmv() of the matrix. When fewer than half the rows are stencil or repeated rows, and
+/// on the CUDA backend (where a thread per row reads the matrix in coalesced loads), apply() is
 /// spmv() itself. Reads the matrix's values at construction and at rebuild(): rebuild after they
 /// change (apply() refuses a matrix whose pattern changed since). The matrix must outlive it. Owns
 /// one flag per row ("StencilOperator.flags") in the matrix's pool until destroyed or rebuilt.
@@ -251,22 +353,19 @@ public:
     auto flags = memory::borrow_temporary<std::uint8_t>(a.pool(), n, "StencilOperator.flags");
     const bool has_centre =
         rows.vertices[0] >= 3 && rows.vertices[1] >= 3 && (D == 2 || rows.vertices[2] >= 3);
-    std::int64_t found = 0;
-    if (has_centre && reference_row<taps>(a, rows, scratch)) {
-      auto policy = memory::arena_policy(scratch, "StencilOperator.thrust");
-      const std::int64_t lines = a.rows() / rows.vertices[0];
-      found = thrust::transform_reduce(
-          policy, thrust::counting_iterator<std::int64_t>(0),
-          thrust::counting_iterator<std::int64_t>(lines),
-          detail::FlagStencilRows<static_cast<int>(D)>{rows, a.view(), flags.view()},
-          std::int64_t{0}, thrust::plus<std::int64_t>());
-    } else {
-      fill_zero(flags.view(), scratch);
-    }
+    const bool has_stencil = has_centre && reference_row<taps>(a, rows, scratch);
+    auto policy = memory::arena_policy(scratch, "StencilOperator.thrust");
+    const std::int64_t lines = a.rows() / rows.vertices[0];
+    const detail::FlaggedRows found = thrust::transform_reduce(
+        policy, thrust::counting_iterator<std::int64_t>(0),
+        thrust::counting_iterator<std::int64_t>(lines),
+        detail::FlagStencilRows<static_cast<int>(D)>{rows, a.view(), flags.view(), has_stencil},
+        detail::FlaggedRows{}, detail::AddFlaggedRows{});
     a_ = &a;
     pattern_ = a.pattern_id();
     dimension_ = static_cast<int>(D);
-    stencil_rows_ = found;
+    stencil_rows_ = has_stencil ? found.stencil : 0;
+    repeated_rows_ = found.repeated;
     memory::replace_owned(flags_, std::move(flags));
     rows_ = rows;
     rows_.flags = flags_.view();
@@ -277,9 +376,13 @@ public:
   /// How many rows are applied from the stencil (0 when the centre vertex's row is not a 3^D
   /// stencil, or the grid has fewer than 3 vertices along an axis).
   [[nodiscard]] std::int64_t stencil_rows() const { return stencil_rows_; }
+  /// How many rows are applied as repeats of the row before them (the same entries one column
+  /// further; the rows of a run along x that share a coefficient, where no stencil is).
+  [[nodiscard]] std::int64_t repeated_rows() const { return repeated_rows_; }
   [[nodiscard]] const BsrMatrix<1>& matrix() const { return *a_; }
-  /// One byte per row: 1 where the row holds the stencil (and apply() computes it from the
-  /// stencil, unless it is spmv() itself).
+  /// One byte per row: detail::stencil_row (1) where the row holds the stencil, repeated_row (2)
+  /// where it repeats the row before it, matrix_row (0) elsewhere (apply() computes each row so,
+  /// unless it is spmv() itself).
   [[nodiscard]] memory::ArrayView<const std::uint8_t> stencil_flags() const {
     return flags_.view();
   }
@@ -297,7 +400,7 @@ public:
                  "rows were found; rebuild the operator");
     detail::check_size(x.size(), a_->columns(), "StencilOperator::apply (x)");
     detail::check_size(y.size(), a_->rows(), "StencilOperator::apply (y)");
-    if (has_cuda || 2 * stencil_rows_ < a_->rows()) {
+    if (has_cuda || 2 * (stencil_rows_ + repeated_rows_) < a_->rows()) {
       spmv(*a_, x, y, scratch, alpha, beta);
       return;
     }
@@ -355,15 +458,12 @@ private:
     }
     return true;
   }
-  static void fill_zero(memory::ArrayView<std::uint8_t> flags, memory::Arena& scratch) {
-    auto policy = memory::arena_policy(scratch, "StencilOperator.thrust");
-    thrust::fill(policy, flags.begin(), flags.end(), std::uint8_t{0});
-  }
 
   const BsrMatrix<1>* a_;
   std::uint64_t pattern_ = 0;
   int dimension_ = 2;
   std::int64_t stencil_rows_ = 0;
+  std::int64_t repeated_rows_ = 0;
   detail::StencilRows rows_;
   memory::Temporary<std::uint8_t> flags_;
 };

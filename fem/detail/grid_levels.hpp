@@ -20,6 +20,7 @@
 #include <utility>
 
 #include "arenafem/fem/bsr_matrix.hpp"
+#include "arenafem/fem/stencil_operator.hpp"
 #include "arenafem/memory/arena.hpp"
 #include "arenafem/memory/array_view.hpp"
 #include "arenafem/memory/config.hpp"
@@ -417,7 +418,7 @@ private:
   /// Whether fine row k (at m) adds the stencil's table: it holds the stencil and the
   /// interpolation of m + 1 has no end (m + 1 is not the odd last vertex).
   [[nodiscard]] AFEM_HOST_DEVICE bool from_table(const std::int32_t* m, std::int32_t k) const {
-    if (flags.empty() || flags[static_cast<std::size_t>(k)] == 0) {
+    if (flags.empty() || flags[static_cast<std::size_t>(k)] != stencil_row) {
       return false;
     }
     for (int d = 0; d < D; ++d) {
@@ -450,7 +451,7 @@ private:
         at += tap_offset(t, d) * step;
         step *= fine_cells[d] + 1;
       }
-      if (flags[static_cast<std::size_t>(at)] == 0) {
+      if (flags[static_cast<std::size_t>(at)] != stencil_row) {
         return false;
       }
     }

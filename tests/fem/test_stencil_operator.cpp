@@ -3,6 +3,7 @@
 // it finds the rows it should, and refuses a matrix of another size.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <cstdint>
@@ -110,6 +111,92 @@ TEST_F(StencilOperatorTest, ARowThatDiffersFromTheStencilComesFromTheMatrix) {
   const StencilOperator centre_changed(p.matrix, cells, *arena_);
   EXPECT_EQ(centre_changed.stencil_rows(), 1);
   expect_same_products(centre_changed);
+}
+
+/// A (2D + 1)-point matrix on a grid of `vertices` per axis whose coefficient changes from line
+/// to line along x (no 3^D stencil: rows repeat their left neighbour only within a line), and one
+/// row `varied` (an interior vertex) with its own diagonal.
+test::HostBsr line_coefficient_matrix(const std::vector<std::int32_t>& vertices,
+                                      std::int32_t varied) {
+  test::HostBsr m;
+  std::int32_t count = 1;
+  for (const std::int32_t v : vertices) {
+    count *= v;
+  }
+  m.rows = m.columns = count;
+  m.offsets.push_back(0);
+  const std::int32_t n = vertices[0];
+  for (std::int32_t r = 0; r < count; ++r) {
+    const std::int32_t line_index = r / n;
+    const auto line = static_cast<double>(line_index);
+    const double c = 1.0 + 0.37 * line + 0.001 * std::sin(line);
+    std::vector<std::int32_t> index(vertices.size());
+    for (std::size_t d = 0, rest = static_cast<std::size_t>(r); d < vertices.size(); ++d) {
+      index[d] = static_cast<std::int32_t>(rest % static_cast<std::size_t>(vertices[d]));
+      rest /= static_cast<std::size_t>(vertices[d]);
+    }
+    std::vector<std::pair<std::int32_t, double>> row{
+        {r, 2.0 * static_cast<double>(vertices.size()) * c + 0.01}};
+    if (r == varied) {
+      row[0].second += 0.5;
+    }
+    for (std::size_t d = 0, stride = 1; d < vertices.size(); stride *= vertices[d], ++d) {
+      if (index[d] > 0) {
+        row.emplace_back(r - static_cast<std::int32_t>(stride), -c);
+      }
+      if (index[d] + 1 < vertices[d]) {
+        row.emplace_back(r + static_cast<std::int32_t>(stride), -c);
+      }
+    }
+    std::sort(row.begin(), row.end());
+    for (const auto& [column, value] : row) {
+      m.block_columns.push_back(column);
+      m.values.push_back(value);
+    }
+    m.offsets.push_back(static_cast<std::int32_t>(m.block_columns.size()));
+  }
+  return m;
+}
+
+TEST_F(StencilOperatorTest, RowsThatRepeatTheRowBeforeThemAreAppliedFromTheirRunBitForBit) {
+  // Lines of 41 and 14 vertices: runs of 38 and 11 repeated rows (blocks of 8 and 4 and single
+  // rows), broken in one line by a row of its own and the row after it.
+  const std::vector<std::vector<std::int32_t>> grids{{41, 9}, {14, 5, 6}};
+  for (const auto& vertices : grids) {
+    SCOPED_TRACE(std::to_string(vertices.size()) + "D");
+    const std::int32_t n = vertices[0];
+    const std::int32_t varied = 2 * n + 7;
+    const BsrMatrix<1> a = line_coefficient_matrix(vertices, varied).upload<1>(*pool_);
+    const std::int64_t lines = a.rows() / n;
+    std::int64_t stencil_rows = 0;
+    std::int64_t repeated_rows = 0;
+    if (vertices.size() == 2) {
+      const StencilOperator op(a, std::array<std::int32_t, 2>{vertices[0] - 1, vertices[1] - 1},
+                               *arena_);
+      stencil_rows = op.stencil_rows();
+      repeated_rows = op.repeated_rows();
+      const std::vector<std::uint8_t> flags = test::copy_to_host(op.stencil_flags());
+      EXPECT_EQ(flags[static_cast<std::size_t>(varied)], detail::matrix_row);
+      EXPECT_EQ(flags[static_cast<std::size_t>(varied) + 1], detail::matrix_row);
+      EXPECT_EQ(flags[static_cast<std::size_t>(varied) + 2], detail::repeated_row);
+      expect_same_products(op);
+    } else {
+      const StencilOperator op(
+          a, std::array<std::int32_t, 3>{vertices[0] - 1, vertices[1] - 1, vertices[2] - 1},
+          *arena_);
+      stencil_rows = op.stencil_rows();
+      repeated_rows = op.repeated_rows();
+      for (const int threads : {1, 2, 3}) {
+        const test::ThreadCount scope(threads);
+        expect_same_products(op);
+      }
+    }
+    EXPECT_EQ(stencil_rows, 0);
+    // Rows 2 to n - 2 of each line repeat the row before them (row 1 follows a boundary row with
+    // an entry fewer), but for the varied row and the one after it.
+    EXPECT_EQ(repeated_rows, lines * (n - 3) - 2);
+  }
+  EXPECT_EQ(arena_->stats().live_bytes, 0U);
 }
 
 TEST_F(StencilOperatorTest, SmallGridsAndOtherPatternsFallBackToTheMatrix) {
