@@ -12,11 +12,12 @@
 /// wall (no pressure acts across it), and u = u* - (dt / (rho h)) grad p on the other faces
 /// beside fluid. The system A p = b (A the Laplacian times h^2, one row per cell, 1e-6 times the
 /// identity on the cells without fluid) is solved by CG to `tolerance`, preconditioned by Jacobi
-/// or the geometric multigrid (rebuilt every projection: the fluid cells change); then the
-/// divergence left is (dt / (rho h^2)) (A p - b): at the solver's tolerance. The faces beside no
-/// fluid cell then take the mean of their projected neighbours (two layers of velocity beyond the
-/// fluid). A sticky side also holds the faces along it within its layers.
-/// Used by the MPM programs; compiled by nvcc in the CUDA build.
+/// or the geometric multigrid (rebuilt every projection: the fluid cells change), its products
+/// through a StencilOperator (the rows of a run of fluid or of empty cells along x are alike); then
+/// the divergence left is (dt / (rho h^2)) (A p - b): at the solver's tolerance. The faces beside
+/// no fluid cell then take the mean of their projected neighbours (two layers of velocity beyond
+/// the fluid). A sticky side also holds the faces along it within its layers. Used by the MPM
+/// programs; compiled by nvcc in the CUDA build.
 
 #include <thrust/for_each.h>
 #include <thrust/iterator/counting_iterator.h>
@@ -387,9 +388,10 @@ struct MacProjectionResult {
 };
 
 /// Owns the pressure matrix A (its pattern is fixed: every cell and its 2D neighbours), the
-/// multigrid hierarchy built on it and the pressure (the next solve's initial guess), all in the
-/// pool, until destroyed; project() rebuilds A's values and the hierarchy (the fluid cells change
-/// every step) and borrows its scratch from the arena, which it gives back.
+/// multigrid hierarchy built on it (or, with Jacobi, the stencil operator's row flags) and the
+/// pressure (the next solve's initial guess), all in the pool, until destroyed; project() rebuilds
+/// A's values and the hierarchy or the flags (the fluid cells change every step) and borrows its
+/// scratch from the arena, which it gives back.
 template <int D>
 class MacProjection {
   static_assert(D == 2 || D == 3, "MacProjection: 2D or 3D");
@@ -447,12 +449,13 @@ public:
     const fem::SolveOptions options{.tolerance = tolerance,
                                     .max_iterations = max_iterations,
                                     .preconditioner = fem::Preconditioner::jacobi};
+    // The cell centres as the vertices of a grid (the pressure's unknowns).
+    std::array<std::int32_t, D> vertex_cells{};
+    for (int d = 0; d < D; ++d) {
+      vertex_cells[static_cast<std::size_t>(d)] = lattice_.cells[d] - 1;
+    }
     if (preconditioner_ == PressurePreconditioner::multigrid) {
       const auto start = std::chrono::steady_clock::now();
-      std::array<std::int32_t, D> vertex_cells{};
-      for (int d = 0; d < D; ++d) {
-        vertex_cells[static_cast<std::size_t>(d)] = lattice_.cells[d] - 1;
-      }
       if (multigrid_) {
         multigrid_->rebuild(matrix_, vertex_cells, scratch);
       } else {
@@ -469,7 +472,12 @@ public:
                                         : fem::cg(fem::as_operator(matrix_), rhs.view(),
                                                   pressure_.view(), scratch, options, *multigrid_);
     } else {
-      result.solve = fem::cg(matrix_, rhs.view(), pressure_.view(), scratch, options);
+      if (jacobi_stencil_) {
+        jacobi_stencil_->rebuild(matrix_, vertex_cells, scratch);
+      } else {
+        jacobi_stencil_.emplace(matrix_, vertex_cells, scratch);
+      }
+      result.solve = fem::cg(*jacobi_stencil_, rhs.view(), pressure_.view(), scratch, options);
     }
     // The dry rows are solved to the tolerance only: their pressure is 0.
     thrust::for_each_n(policy, count, cells, detail::DryPressure{fluid, pressure_.view()});
@@ -567,6 +575,8 @@ private:
   PressurePreconditioner preconditioner_;
   fem::BsrMatrix<1> matrix_;
   std::optional<fem::Multigrid<1>> multigrid_;
+  /// A applied by runs of alike rows, for CG with Jacobi (the multigrid holds its own).
+  std::optional<fem::StencilOperator> jacobi_stencil_;
   memory::Temporary<double> pressure_;
 };
 
