@@ -641,11 +641,13 @@ private:
         const Level& fine_level = level_at(l);
         constexpr auto taps = static_cast<std::size_t>(detail::stencil_taps<D>);
         auto table = memory::borrow_temporary<double>(scratch, taps * taps, "multigrid.galerkin");
+        if (fine_level.stencil) {
+          rows.flags = fine_level.stencil->stencil_flags();
+        }
         if (fine_level.stencil && fine_level.stencil->stencil_rows() > 0) {
           const detail::GalerkinStencils<D> g =
               detail::galerkin_stencils<D>(fine_level.stencil->stencil());
           memory::copy_to_device(table.view(), std::span<const double>(g.rows), scratch.stream());
-          rows.flags = fine_level.stencil->stencil_flags();
           rows.stencil_rows = table.view();
           rows.stencil = g.coarse;
         }

@@ -317,9 +317,10 @@ struct GridGalerkinRows {
   static constexpr int most = stencil_taps<D>;
   std::int32_t fine_cells[D] = {};
   ConstBsrView<1> a;
-  /// The fine rows that hold the fine stencil (empty: none known).
+  /// The fine rows' StencilOperator flags: those that hold the fine stencil (read with the
+  /// table below) and those that repeat the row before them (empty: none known).
   memory::ArrayView<const std::uint8_t> flags;
-  /// GalerkinStencils::rows of the fine stencil, on the backend (read when `flags` is not empty).
+  /// GalerkinStencils::rows of the fine stencil, on the backend (read for the stencil rows).
   memory::ArrayView<const double> stencil_rows;
   /// GalerkinStencils::coarse of the fine stencil.
   std::array<double, most> stencil{};
@@ -391,6 +392,32 @@ struct GridGalerkinRows {
       }
     }
     return k;
+  }
+
+  /// Forms the rows of A P of one line of fine vertices along x (product_row), where a row of A
+  /// repeats the two rows before it (`flags`: repeated_row) as a copy of the row two before: its
+  /// neighbours have the same parities, so their interpolation weights and coarse parents, one
+  /// coarse vertex further, are the same (not next to either end of the line, where the parents
+  /// are cut off or the odd last vertex interpolates otherwise). Gives the rows refused.
+  [[nodiscard]] AFEM_HOST_DEVICE std::int64_t product_line(std::int64_t line) const {
+    const std::int32_t n = fine_cells[0] + 1;
+    const bool odd_end = fine_cells[0] % 2 == 1;
+    std::int64_t refused = 0;
+    for (std::int32_t i = 0; i < n; ++i) {
+      const std::int64_t k = line * n + i;
+      const auto at = static_cast<std::size_t>(k);
+      if (!flags.empty() && i >= 3 && i + (odd_end ? 1 : 0) < fine_cells[0] &&
+          flags[at] == repeated_row && flags[at - 1] == repeated_row) {
+        double* row = products.data() + static_cast<std::size_t>(k - products_first) * most;
+        const double* before = row - 2 * std::ptrdiff_t{most};
+        for (int s = 0; s < most; ++s) {
+          row[s] = before[s];
+        }
+        continue;
+      }
+      refused += product_row(k);
+    }
+    return refused;
   }
 
   /// Forms row k of A P into `products` unless the stencil's table stands for it; gives 1 when a
@@ -800,12 +827,19 @@ std::int64_t fill_rows(const Rows& rows, std::int32_t block_rows, std::int32_t b
                       [](Rows&, std::int32_t, std::int32_t) { return std::int64_t{0}; });
 }
 
-/// The fine rows of A P that a GridGalerkinRows' coarse rows read (into its `products`).
+/// The fine rows of A P that a GridGalerkinRows' coarse rows read (into its `products`), from
+/// products_first on: on the CPU a line of fine vertices along x at a time (the repeated rows are
+/// copies), on CUDA a row at a time (a thread each).
 template <int D>
 struct GalerkinProducts {
   GridGalerkinRows<D> rows;
-  AFEM_HOST_DEVICE std::int64_t operator()(std::size_t r) const {
-    return rows.product_row(rows.products_first + static_cast<std::int64_t>(r));
+  AFEM_HOST_DEVICE std::int64_t operator()(std::size_t i) const {
+    if constexpr (afem::has_cuda) {
+      return rows.product_row(rows.products_first + static_cast<std::int64_t>(i));
+    } else {
+      return rows.product_line(rows.products_first / (rows.fine_cells[0] + 1) +
+                               static_cast<std::int64_t>(i));
+    }
   }
 };
 
@@ -844,11 +878,13 @@ std::int64_t fill_galerkin_rows(GridGalerkinRows<D> rows, BsrMatrix<1>& p, memor
         const std::int64_t f0 = std::max(0, 2 * c0 - 1);
         const std::int64_t f1 = std::min(fine_last, 2 * c1 - 1);
         ready.products_first = f0 * fine_plane;
-        return thrust::transform_reduce(policy, thrust::counting_iterator<std::size_t>(0),
-                                        thrust::counting_iterator<std::size_t>(
-                                            static_cast<std::size_t>((f1 - f0 + 1) * fine_plane)),
-                                        GalerkinProducts<D>{ready}, std::int64_t{0},
-                                        thrust::plus<std::int64_t>());
+        const std::int64_t fine_rows = (f1 - f0 + 1) * fine_plane;
+        const std::int64_t items =
+            afem::has_cuda ? fine_rows : fine_rows / (rows.fine_cells[0] + 1);
+        return thrust::transform_reduce(
+            policy, thrust::counting_iterator<std::size_t>(0),
+            thrust::counting_iterator<std::size_t>(static_cast<std::size_t>(items)),
+            GalerkinProducts<D>{ready}, std::int64_t{0}, thrust::plus<std::int64_t>());
       });
 }
 

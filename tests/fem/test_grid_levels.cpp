@@ -22,6 +22,7 @@
 #include "arenafem/fem/stencil_operator.hpp"
 #include "arenafem/fem/vector_ops.hpp"
 #include "arenafem/geometry/grid.hpp"
+#include "line_coefficient_matrix.hpp"
 #include "poisson.hpp"
 #include "random_bsr.hpp"
 #include "support/backend.hpp"
@@ -172,9 +173,11 @@ protected:
     constexpr auto taps = static_cast<std::size_t>(detail::stencil_taps<D>);
     auto table = memory::borrow_temporary<double>(*arena_, taps * taps, "test.galerkin");
     if (stencil != nullptr) {
+      rows.flags = stencil->stencil_flags();
+    }
+    if (stencil != nullptr && stencil->stencil_rows() > 0) {
       const detail::GalerkinStencils<D> g = detail::galerkin_stencils<D>(stencil->stencil());
       test::copy_to_device(table.view(), std::vector<double>(g.rows.begin(), g.rows.end()));
-      rows.flags = stencil->stencil_flags();
       rows.stencil_rows = table.view();
       rows.stencil = g.coarse;
     }
@@ -296,6 +299,36 @@ TEST_F(GridLevelsTest, RowsFromTheFineStencilAreTheProductsAndShareTheCoarseSten
     const StencilOperator fine(p.matrix, cells, *arena_);
     ASSERT_GT(fine.stencil_rows(), 0);
     galerkin_against_products<2>(p.matrix, cells, &fine);
+  }
+  EXPECT_EQ(arena_->stats().live_bytes, 0U);
+}
+
+TEST_F(GridLevelsTest, RowsOfAPThatRepeatTheTwoBeforeThemAreCopiesWithTheirBits) {
+  // A (2D + 1)-point operator whose rows repeat along x within each line (the fluid's pressure
+  // rows): the fine rows of A P the repeated rows copy give the Galerkin rows that forming every
+  // fine row gives, bit for bit. Even and odd resolutions (the odd last vertex is formed).
+  for (const std::array<std::int32_t, 2>& cells :
+       std::vector<std::array<std::int32_t, 2>>{{12, 7}, {13, 6}, {20, 3}}) {
+    SCOPED_TRACE("cells " + describe<2>(cells));
+    const BsrMatrix<1> a =
+        test::line_coefficient_matrix({cells[0] + 1, cells[1] + 1}, cells[0] + 7).upload<1>(*pool_);
+    const StencilOperator fine(a, cells, *arena_);
+    ASSERT_GT(fine.repeated_rows(), a.rows() / 2);
+    const test::HostBsr copied = galerkin_against_products<2>(a, cells, &fine);
+    const test::HostBsr formed = galerkin_against_products<2>(a, cells, nullptr);
+    EXPECT_EQ(copied.values, formed.values);
+  }
+  for (const std::array<std::int32_t, 3>& cells :
+       std::vector<std::array<std::int32_t, 3>>{{10, 5, 4}, {9, 4, 5}}) {
+    SCOPED_TRACE("cells " + describe<3>(cells));
+    const BsrMatrix<1> a = test::line_coefficient_matrix({cells[0] + 1, cells[1] + 1, cells[2] + 1},
+                                                         3 * (cells[0] + 1) + 5)
+                               .upload<1>(*pool_);
+    const StencilOperator fine(a, cells, *arena_);
+    ASSERT_GT(fine.repeated_rows(), a.rows() / 2);
+    const test::HostBsr copied = galerkin_against_products<3>(a, cells, &fine);
+    const test::HostBsr formed = galerkin_against_products<3>(a, cells, nullptr);
+    EXPECT_EQ(copied.values, formed.values);
   }
   EXPECT_EQ(arena_->stats().live_bytes, 0U);
 }
