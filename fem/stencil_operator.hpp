@@ -14,7 +14,6 @@
 /// bit the matrix's spmv(): each row is summed in the order and the partial sums of the matrix's
 /// row product.
 
-#include <thrust/fill.h>
 #include <thrust/for_each.h>
 #include <thrust/functional.h>
 #include <thrust/iterator/counting_iterator.h>
