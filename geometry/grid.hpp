@@ -227,7 +227,7 @@ struct GridView {
   AFEM_HOST_DEVICE bool locate(const Point& x, std::int32_t& cell, Coords& xi) const {
     std::int32_t index[D];
     for (int d = 0; d < D; ++d) {
-      const double t = (x[d] - origin[d]) / cell_size[d];
+      const double t = (x[d] - origin[d]) * inverse_cell_size[d];
       if (!(t >= -1e-10 && t <= resolution[d] + 1e-10)) {
         return false;
       }

@@ -311,7 +311,9 @@ GalerkinStencils<D> galerkin_stencils(std::span<const double> s) {
 /// the coarse stencil (the same bits); each other fine row k adds R_ck times its row of A P,
 /// formed once for all its coarse parents (product_row(), into `products`: see
 /// fill_galerkin_rows). A row of A that reaches beyond its vertex's neighbours is refused (not a
-/// grid operator).
+/// grid operator). On the CPU fill_rows forms the coarse rows a line at a time, and a row whose
+/// fine rows of A P all repeat the rows two before them is a copy of the row before it
+/// (repeats_previous).
 template <int D>
 struct GridGalerkinRows {
   static constexpr int most = stencil_taps<D>;
@@ -401,13 +403,10 @@ struct GridGalerkinRows {
   /// are cut off or the odd last vertex interpolates otherwise). Gives the rows refused.
   [[nodiscard]] AFEM_HOST_DEVICE std::int64_t product_line(std::int64_t line) const {
     const std::int32_t n = fine_cells[0] + 1;
-    const bool odd_end = fine_cells[0] % 2 == 1;
     std::int64_t refused = 0;
     for (std::int32_t i = 0; i < n; ++i) {
       const std::int64_t k = line * n + i;
-      const auto at = static_cast<std::size_t>(k);
-      if (!flags.empty() && i >= 3 && i + (odd_end ? 1 : 0) < fine_cells[0] &&
-          flags[at] == repeated_row && flags[at - 1] == repeated_row) {
+      if (product_repeats(k, i)) {
         double* row = products.data() + static_cast<std::size_t>(k - products_first) * most;
         const double* before = row - 2 * std::ptrdiff_t{most};
         for (int s = 0; s < most; ++s) {
@@ -418,6 +417,55 @@ struct GridGalerkinRows {
       refused += product_row(k);
     }
     return refused;
+  }
+
+  /// Whether fine row k of A P (at i along x) is, bit for bit, the row two before it with its
+  /// parents one coarse vertex further: rows k and k - 1 of A repeat the rows before them, and k
+  /// is neither among the first three of its line nor next to the line's end.
+  [[nodiscard]] AFEM_HOST_DEVICE bool product_repeats(std::int64_t k, std::int32_t i) const {
+    const bool odd_end = fine_cells[0] % 2 == 1;
+    const auto at = static_cast<std::size_t>(k);
+    return !flags.empty() && i >= 3 && i + (odd_end ? 1 : 0) < fine_cells[0] &&
+           flags[at] == repeated_row && flags[at - 1] == repeated_row;
+  }
+
+  /// Coarse rows per line along x (RowLineEntries forms them a line at a time).
+  [[nodiscard]] AFEM_HOST_DEVICE std::int32_t line_length() const { return coarse_vertices(0); }
+
+  /// Whether coarse row `row` (at c along x) is, bit for bit, the row before it one column on:
+  /// on every fine line it reads, its children 2c - 1 to 2c + 1 along x repeat the rows of A P two
+  /// before them (product_repeats), which row c - 1 reads with the same weights in the same order,
+  /// and neither row is at an end of its line (the same entries along x, the regular weights).
+  [[nodiscard]] AFEM_HOST_DEVICE bool repeats_previous(std::int32_t row, std::int32_t c) const {
+    const std::int32_t n = fine_cells[0];
+    if (flags.empty() || c < 2 || 2 * c + 2 > n) {
+      return false;
+    }
+    // The fine lines along x that the coarse line reads: its children along the other axes.
+    std::int32_t rest = row / coarse_vertices(0);
+    LineChildren children[D];
+    int lines = 1;
+    for (int d = 1; d < D; ++d) {
+      children[d] = line_children(rest % coarse_vertices(d), fine_cells[d]);
+      rest /= coarse_vertices(d);
+      lines *= children[d].count;
+    }
+    for (int q = 0; q < lines; ++q) {
+      int left = q;
+      std::int64_t line = 0;
+      std::int64_t stride = 1;
+      for (int d = 1; d < D; ++d) {
+        line += children[d].index[left % children[d].count] * stride;
+        left /= children[d].count;
+        stride *= fine_cells[d] + 1;
+      }
+      for (std::int32_t i = 2 * c - 1; i <= 2 * c + 1; ++i) {
+        if (!product_repeats(line * (n + 1) + i, i)) {
+          return false;
+        }
+      }
+    }
+    return true;
   }
 
   /// Forms row k of A P into `products` unless the stencil's table stands for it; gives 1 when a
@@ -778,6 +826,47 @@ struct RowEntries {
   }
 };
 
+/// RowEntries a line of rows.line_length() rows at a time (scalar rows): a row that
+/// rows.repeats_previous(row, place in its line) says holds the row before it one column on is
+/// copied from it, the others are formed by rows.row(). Gives the rows refused.
+template <class Rows>
+struct RowLineEntries {
+  Rows rows;
+  memory::ArrayView<const std::int32_t> offsets;
+  memory::ArrayView<std::int32_t> columns;
+  memory::ArrayView<double> values;
+  AFEM_HOST_DEVICE std::int64_t operator()(std::size_t line) const {
+    const std::int32_t length = rows.line_length();
+    const RowEntries<1, Rows> form{rows, offsets, columns, values};
+    std::int64_t refused = 0;
+    for (std::int32_t c = 0; c < length; ++c) {
+      const auto row = static_cast<std::size_t>(line) * static_cast<std::size_t>(length) +
+                       static_cast<std::size_t>(c);
+      const auto at = static_cast<std::size_t>(offsets[row]);
+      const std::size_t entries = static_cast<std::size_t>(offsets[row + 1]) - at;
+      const auto before = static_cast<std::size_t>(c > 0 ? offsets[row - 1] : 0);
+      if (c > 0 && at - before == entries &&
+          rows.repeats_previous(static_cast<std::int32_t>(row), c)) {
+        for (std::size_t e = 0; e < entries; ++e) {
+          columns[at + e] = columns[before + e] + 1;
+          values[at + e] = values[before + e];
+        }
+        continue;
+      }
+      refused += form(row);
+    }
+    return refused;
+  }
+};
+
+/// Whether fill_rows forms the rows of `Rows` a line at a time (RowLineEntries): scalar rows that
+/// can say which repeat the row before them, on the CPU.
+template <int B, class Rows>
+inline constexpr bool fills_lines = !afem::has_cuda && B == 1 && requires(const Rows& rows) {
+  rows.line_length();
+  rows.repeats_previous(std::int32_t{0}, std::int32_t{0});
+};
+
 /// Makes `p` the BsrMatrix<B> whose block row i is rows.row(i) (at most Rows::most blocks, each
 /// weight * I), pattern and values, through set_pattern. Gives how many
 /// rows rows.row() refused; when any, `p` is left as it was. With `prepare`, the rows are formed
@@ -808,10 +897,19 @@ std::int64_t fill_rows(const Rows& rows, std::int32_t block_rows, std::int32_t b
     const std::int32_t last = std::min(block_rows, first + chunk);
     refused += prepare(ready, first, last);
     if (refused == 0) {
-      refused +=
-          thrust::transform_reduce(policy, count + first, count + last,
-                                   RowEntries<B, Rows>{ready, off, columns.view(), values.view()},
-                                   std::int64_t{0}, thrust::plus<std::int64_t>());
+      if constexpr (fills_lines<B, Rows>) {
+        // Chunks start on a line; the last ends with the rows.
+        const std::int32_t length = ready.line_length();
+        refused += thrust::transform_reduce(
+            policy, count + first / length, count + (last + length - 1) / length,
+            RowLineEntries<Rows>{ready, off, columns.view(), values.view()}, std::int64_t{0},
+            thrust::plus<std::int64_t>());
+      } else {
+        refused +=
+            thrust::transform_reduce(policy, count + first, count + last,
+                                     RowEntries<B, Rows>{ready, off, columns.view(), values.view()},
+                                     std::int64_t{0}, thrust::plus<std::int64_t>());
+      }
     }
   }
   if (refused == 0) {

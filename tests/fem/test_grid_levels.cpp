@@ -54,6 +54,26 @@ detail::Lattices<D> one_lattice(const std::array<std::int32_t, D>& cells) {
   return lattices;
 }
 
+/// How many coarse rows of the Galerkin operator on `cells` the fine rows' `flags` let repeat the
+/// row before them (GridGalerkinRows::repeats_previous, read on the host).
+template <int D>
+std::int64_t repeating_coarse_rows(const StencilOperator& fine,
+                                   const std::array<std::int32_t, D>& cells) {
+  const std::vector<std::uint8_t> flags = test::copy_to_host(fine.stencil_flags());
+  detail::GridGalerkinRows<D> rows;
+  std::copy(cells.begin(), cells.end(), rows.fine_cells);
+  rows.flags = memory::ArrayView<const std::uint8_t>(flags.data(), flags.size());
+  std::int32_t total = 1;
+  for (int d = 0; d < D; ++d) {
+    total *= rows.coarse_vertices(d);
+  }
+  std::int64_t repeating = 0;
+  for (std::int32_t row = 0; row < total; ++row) {
+    repeating += rows.repeats_previous(row, row % rows.coarse_vertices(0)) ? 1 : 0;
+  }
+  return repeating;
+}
+
 class GridLevelsTest : public test::BackendTest {
 protected:
   /// R from its closed form against transpose(P): the same pattern and the same bits.
@@ -305,8 +325,9 @@ TEST_F(GridLevelsTest, RowsFromTheFineStencilAreTheProductsAndShareTheCoarseSten
 
 TEST_F(GridLevelsTest, RowsOfAPThatRepeatTheTwoBeforeThemAreCopiesWithTheirBits) {
   // A (2D + 1)-point operator whose rows repeat along x within each line (the fluid's pressure
-  // rows): the fine rows of A P the repeated rows copy give the Galerkin rows that forming every
-  // fine row gives, bit for bit. Even and odd resolutions (the odd last vertex is formed).
+  // rows): the fine rows of A P the repeated rows copy, and the coarse rows copied from the row
+  // before them where all their fine rows are such copies, give the Galerkin rows that forming
+  // every row gives, bit for bit. Even and odd resolutions (the odd last vertex is formed).
   for (const std::array<std::int32_t, 2>& cells :
        std::vector<std::array<std::int32_t, 2>>{{12, 7}, {13, 6}, {20, 3}}) {
     SCOPED_TRACE("cells " + describe<2>(cells));
@@ -314,6 +335,10 @@ TEST_F(GridLevelsTest, RowsOfAPThatRepeatTheTwoBeforeThemAreCopiesWithTheirBits)
         test::line_coefficient_matrix({cells[0] + 1, cells[1] + 1}, cells[0] + 7).upload<1>(*pool_);
     const StencilOperator fine(a, cells, *arena_);
     ASSERT_GT(fine.repeated_rows(), a.rows() / 2);
+    // Along x, coarse rows 2 to n / 2 - 1 of the lines away from the varied row.
+    const std::int64_t coarse_rows =
+        std::int64_t{(cells[0] + 1) / 2 + 1} * ((cells[1] + 1) / 2 + 1);
+    EXPECT_GT(repeating_coarse_rows<2>(fine, cells), coarse_rows / 5);
     const test::HostBsr copied = galerkin_against_products<2>(a, cells, &fine);
     const test::HostBsr formed = galerkin_against_products<2>(a, cells, nullptr);
     EXPECT_EQ(copied.values, formed.values);
@@ -326,6 +351,7 @@ TEST_F(GridLevelsTest, RowsOfAPThatRepeatTheTwoBeforeThemAreCopiesWithTheirBits)
                                .upload<1>(*pool_);
     const StencilOperator fine(a, cells, *arena_);
     ASSERT_GT(fine.repeated_rows(), a.rows() / 2);
+    EXPECT_GT(repeating_coarse_rows<3>(fine, cells), 0);
     const test::HostBsr copied = galerkin_against_products<3>(a, cells, &fine);
     const test::HostBsr formed = galerkin_against_products<3>(a, cells, nullptr);
     EXPECT_EQ(copied.values, formed.values);
