@@ -89,11 +89,16 @@ struct GridView {
   /// The position at reference coordinates `xi` of the cell with grid index `index` (what
   /// cell_position computes once it has the index).
   AFEM_HOST_DEVICE Point grid_position(const std::int32_t (&index)[D], const Coords& xi) const {
+    return grid_position(
+        Point(Eigen::Map<const Eigen::Matrix<std::int32_t, D, 1>>(index).template cast<double>()),
+        xi);
+  }
+  /// The same from the grid index as doubles.
+  AFEM_HOST_DEVICE Point grid_position(const Point& index, const Coords& xi) const {
     // Whole-vector arithmetic: a point built from scalar stores and read back as a vector stalls
     // the loads that follow.
     return Eigen::Map<const Point>(origin) +
-           (Eigen::Map<const Eigen::Matrix<std::int32_t, D, 1>>(index).template cast<double>() + xi)
-               .cwiseProduct(Eigen::Map<const Point>(cell_size));
+           (index + xi).cwiseProduct(Eigen::Map<const Point>(cell_size));
   }
   AFEM_HOST_DEVICE Point cell_vertex(std::int32_t cell, int local) const {
     Coords xi;

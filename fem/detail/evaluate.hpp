@@ -187,7 +187,10 @@ concept GridMap = ClosedFormInverseJacobian<GView> &&
 template <class GView>
 struct GridCell {
   std::int32_t cell = 0;
-  std::int32_t index[GView::dimension] = {};
+  /// The grid index as doubles, a whole vector: each sample's position is then whole-vector
+  /// arithmetic on values stored as vectors (a position built from scalar stores and read back as
+  /// a vector stalls the loads that follow).
+  typename GView::Point index;
   typename GView::Jacobian inverse_jacobian;
   double measure = 0.0;
 
@@ -195,7 +198,10 @@ struct GridCell {
       : cell(c),
         inverse_jacobian(geometry.cell_inverse_jacobian(c, GView::Coords::Zero())),
         measure(geometry.cell_measure(c)) {
-    geometry.cell_grid_index(c, index);
+    std::int32_t grid_index[GView::dimension];
+    geometry.cell_grid_index(c, grid_index);
+    index = Eigen::Map<const Eigen::Matrix<std::int32_t, GView::dimension, 1>>(grid_index)
+                .template cast<double>();
   }
 };
 
