@@ -52,7 +52,9 @@ struct DiscreteFieldView {
     return result;
   }
   /// The gradient: the dofs times the reference gradients, mapped once by the inverse Jacobian
-  /// (the same sum as mapping every basis gradient first, with fewer products).
+  /// (the same sum as mapping every basis gradient first, with fewer products); on a grid by its
+  /// diagonal, read entry by entry (the sample's matrix may have been stored in pieces that a
+  /// whole-vector load would wait for).
   AFEM_HOST_DEVICE FieldGradient<dim, components> grad(const Sample<dim>& s) const {
     double reference[Element::node_count * dim];
     Element::gradients(s.coords, reference);
@@ -65,7 +67,14 @@ struct DiscreteFieldView {
         }
       }
     }
-    Eigen::Matrix<double, components, dim> mapped = sum * s.inverse_jacobian;
+    Eigen::Matrix<double, components, dim> mapped;
+    if constexpr (detail::GridMap<typename SpaceView::GeometryView>) {
+      for (int d = 0; d < dim; ++d) {
+        mapped.col(d) = sum.col(d) * s.inverse_jacobian(d, d);
+      }
+    } else {
+      mapped = sum * s.inverse_jacobian;
+    }
     if constexpr (components == 1) {
       return mapped.transpose();
     } else {
