@@ -831,25 +831,21 @@ struct RowEntries {
 /// copied from it, the others are formed by rows.row(). Gives the rows refused.
 template <class Rows>
 struct RowLineEntries {
-  Rows rows;
-  memory::ArrayView<const std::int32_t> offsets;
-  memory::ArrayView<std::int32_t> columns;
-  memory::ArrayView<double> values;
+  RowEntries<1, Rows> form;
   AFEM_HOST_DEVICE std::int64_t operator()(std::size_t line) const {
-    const std::int32_t length = rows.line_length();
-    const RowEntries<1, Rows> form{rows, offsets, columns, values};
+    const std::int32_t length = form.rows.line_length();
     std::int64_t refused = 0;
     for (std::int32_t c = 0; c < length; ++c) {
       const auto row = static_cast<std::size_t>(line) * static_cast<std::size_t>(length) +
                        static_cast<std::size_t>(c);
-      const auto at = static_cast<std::size_t>(offsets[row]);
-      const std::size_t entries = static_cast<std::size_t>(offsets[row + 1]) - at;
-      const auto before = static_cast<std::size_t>(c > 0 ? offsets[row - 1] : 0);
+      const auto at = static_cast<std::size_t>(form.offsets[row]);
+      const std::size_t entries = static_cast<std::size_t>(form.offsets[row + 1]) - at;
+      const auto before = static_cast<std::size_t>(c > 0 ? form.offsets[row - 1] : 0);
       if (c > 0 && at - before == entries &&
-          rows.repeats_previous(static_cast<std::int32_t>(row), c)) {
+          form.rows.repeats_previous(static_cast<std::int32_t>(row), c)) {
         for (std::size_t e = 0; e < entries; ++e) {
-          columns[at + e] = columns[before + e] + 1;
-          values[at + e] = values[before + e];
+          form.columns[at + e] = form.columns[before + e] + 1;
+          form.values[at + e] = form.values[before + e];
         }
         continue;
       }
@@ -902,7 +898,7 @@ std::int64_t fill_rows(const Rows& rows, std::int32_t block_rows, std::int32_t b
         const std::int32_t length = ready.line_length();
         refused += thrust::transform_reduce(
             policy, count + first / length, count + (last + length - 1) / length,
-            RowLineEntries<Rows>{ready, off, columns.view(), values.view()}, std::int64_t{0},
+            RowLineEntries<Rows>{{ready, off, columns.view(), values.view()}}, std::int64_t{0},
             thrust::plus<std::int64_t>());
       } else {
         refused +=
