@@ -172,13 +172,15 @@ inline constexpr bool tabulate_map =
     std::is_same_v<GView, geometry::MeshView<GView::cell_type>> && !GView::Cell::simplex;
 
 /// Whether a geometry is a grid of axis-aligned cells: a cell's grid index, once found, gives
-/// every position in it, and its inverse Jacobian is the same at all of them.
+/// every position in it (from the index as integers or as doubles), and its inverse Jacobian is
+/// the same diagonal matrix at all of them.
 template <class GView>
 concept GridMap = ClosedFormInverseJacobian<GView> &&
     requires(const GView& g, std::int32_t cell, std::int32_t (&index)[GView::dimension],
-             const typename GView::Coords& xi) {
+             const typename GView::Point& index_as_point, const typename GView::Coords& xi) {
   g.cell_grid_index(cell, index);
   g.grid_position(index, xi);
+  g.grid_position(index_as_point, xi);
   g.cell_measure(cell);
 };
 
