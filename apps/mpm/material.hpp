@@ -26,8 +26,19 @@ enum class MaterialKind { elastic, sand, fluid, incompressible_fluid };
 /// The material's name as the command line spells it.
 std::string to_string(MaterialKind kind);
 
+/// How many times its speed at rest the fluid's sound can reach (see Material).
+inline constexpr double tait_sound_speed_limit = 1.5;
+
 /// Material constants (SI units). Lame parameters come from Young's modulus and Poisson's ratio;
 /// the fluid uses bulk_modulus and tait_exponent only.
+///
+/// The fluid's Tait pressure p = K / gamma (J^-gamma - 1) stiffens under compression: its sound
+/// speed c0 J^(-(gamma - 1) / 2) (c0 = sqrt(K / density)) grows without bound as J falls, while
+/// a run's time step is fixed. So the pressure follows the Tait law down to the J where the sound
+/// speed is tait_sound_speed_limit c0 (J = 0.87 for gamma = 7, a 13 % compression, beyond the
+/// weakly compressible range the law is meant for) and continues below it along its tangent
+/// there: the sound speed never exceeds that limit, and the default CFL number keeps the
+/// fastest sound under 0.6 cells per step.
 struct Material {
   MaterialKind kind = MaterialKind::sand;
   double density = 2200.0;
@@ -43,8 +54,8 @@ struct Material {
   [[nodiscard]] double lame_lambda() const {
     return youngs_modulus * poisson_ratio / ((1.0 + poisson_ratio) * (1.0 - 2.0 * poisson_ratio));
   }
-  /// The speed of the fastest elastic wave (P wave, or sound in the fluid), for the time step;
-  /// for the incompressible fluid, a bound on its flow speed in the unit box (4 m/s).
+  /// The speed of the fastest elastic wave (P wave, or sound in the fluid at rest), for the time
+  /// step; for the incompressible fluid, a bound on its flow speed in the unit box (4 m/s).
   [[nodiscard]] double wave_speed() const {
     if (kind == MaterialKind::incompressible_fluid) {
       return 4.0;
@@ -69,6 +80,11 @@ struct MaterialView {
   /// Fluid: gamma when it is a whole number from 0 to 64 (J^gamma by repeated squaring), -1
   /// otherwise (std::pow).
   int tait_power = -1;
+  /// Fluid: the J below which the pressure continues along its tangent (0: never, gamma <= 1),
+  /// the pressure there, and minus its slope dp/dJ = K J^(-gamma - 1) there.
+  double tait_linear_below = 0.0;
+  double tait_limit_pressure = 0.0;
+  double tait_limit_stiffness = 0.0;
 
   explicit MaterialView(const Material& m)
       : kind(m.kind),
@@ -82,6 +98,12 @@ struct MaterialView {
     if (m.tait_exponent >= 0.0 && m.tait_exponent <= 64.0 &&
         m.tait_exponent == std::floor(m.tait_exponent)) {
       tait_power = static_cast<int>(m.tait_exponent);
+    }
+    if (m.tait_exponent > 1.0) {  // c = c0 J^(-(gamma - 1) / 2) reaches the limit there
+      const double jc = std::pow(tait_sound_speed_limit, -2.0 / (m.tait_exponent - 1.0));
+      tait_linear_below = jc;
+      tait_limit_pressure = pressure_scale * (std::pow(jc, -m.tait_exponent) - 1.0);
+      tait_limit_stiffness = m.bulk_modulus * std::pow(jc, -m.tait_exponent - 1.0);
     }
   }
 };
@@ -170,6 +192,17 @@ AFEM_HOST_DEVICE inline double integer_power(double x, int n) {
   return result;
 }
 
+/// The fluid's pressure at volume ratio j: the Tait law, continued along its tangent below
+/// m.tait_linear_below (see Material).
+AFEM_HOST_DEVICE inline double tait_pressure(const MaterialView& m, double j) {
+  if (j < m.tait_linear_below) {
+    return m.tait_limit_pressure + m.tait_limit_stiffness * (m.tait_linear_below - j);
+  }
+  const double inverse_power =
+      m.tait_power >= 0 ? 1.0 / integer_power(j, m.tait_power) : std::pow(j, -m.tait_exponent);
+  return m.pressure_scale * (inverse_power - 1.0);
+}
+
 /// Sand's Kirchhoff stress: St. Venant-Kirchhoff on the Hencky strain,
 /// tau = U (2 mu eps + lambda tr(eps)) U^T (kept out of line: the other materials' stresses are
 /// a few products that the transfer kernels inline).
@@ -202,11 +235,8 @@ AFEM_HOST_DEVICE AFEM_INLINE Eigen::Matrix<double, D, D> kirchhoff_stress(
       return m.mu * (f * f.transpose() - Matrix::Identity()) +
              m.lambda * std::log(f.determinant()) * Matrix::Identity();
     case MaterialKind::fluid: {
-      // Tait: p = K / gamma (J^-gamma - 1), K the bulk modulus at rest.
       const double j = f.determinant();
-      const double inverse_power = m.tait_power >= 0 ? 1.0 / detail::integer_power(j, m.tait_power)
-                                                     : std::pow(j, -m.tait_exponent);
-      return -j * (m.pressure_scale * (inverse_power - 1.0)) * Matrix::Identity();
+      return -j * detail::tait_pressure(m, j) * Matrix::Identity();
     }
     case MaterialKind::sand:
     default:

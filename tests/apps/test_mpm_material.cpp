@@ -1,6 +1,7 @@
 // The MPM materials' pointwise updates: the fluid's cube root and Tait stress against the
-// standard library, the symmetric eigen-decomposition behind the sand's Hencky strain against
-// Eigen's solver, and the end-of-step projection of each material.
+// standard library, the Tait pressure's limit on its sound speed, the symmetric eigen-decomposition
+// behind the sand's Hencky strain against Eigen's solver, and the end-of-step projection of each
+// material.
 #include <gtest/gtest.h>
 
 #include <Eigen/Eigenvalues>
@@ -62,6 +63,46 @@ TEST(MpmMaterial, TaitStressMatchesTheClosedForm) {
               << "gamma " << gamma << ", J " << j;
         }
       }
+    }
+  }
+}
+
+// Below the J where the Tait sound speed reaches tait_sound_speed_limit c0, the pressure goes on
+// along its tangent: continuous, still rising under compression, its sound speed
+// c = sqrt(J^2 |dp/dJ| / rho0) (from the stress, by central differences) never above the limit.
+TEST(MpmMaterial, TaitPressureStiffensNoFurtherThanItsSoundSpeedLimit) {
+  for (const double gamma : {7.0, 6.5, 3.0}) {
+    Material fluid;
+    fluid.kind = MaterialKind::fluid;
+    fluid.bulk_modulus = 2.0e5;
+    fluid.density = 1000.0;
+    fluid.tait_exponent = gamma;
+    const MaterialView view(fluid);
+    const double c0 = std::sqrt(fluid.bulk_modulus / fluid.density);
+    const double jc = std::pow(tait_sound_speed_limit, -2.0 / (gamma - 1.0));
+    EXPECT_NEAR(view.tait_linear_below, jc, 1e-15);
+    const auto pressure = [&](double j) {
+      const Eigen::Matrix2d f = std::sqrt(j) * Eigen::Matrix2d::Identity();
+      return -kirchhoff_stress<2>(view, f)(0, 0) / f.determinant();
+    };
+    const auto sound_speed = [&](double j) {
+      const double h = 1e-6;
+      return std::sqrt(j * j * (pressure(j - h) - pressure(j + h)) / (2.0 * h) / fluid.density);
+    };
+    const double tait_at_limit = fluid.bulk_modulus / gamma * (std::pow(jc, -gamma) - 1.0);
+    EXPECT_NEAR(pressure(jc * (1.0 - 1e-12)), tait_at_limit, 1e-6 * tait_at_limit);
+    EXPECT_NEAR(sound_speed(jc), tait_sound_speed_limit * c0, 1e-4 * c0) << "gamma " << gamma;
+    EXPECT_NEAR(sound_speed(1.0), c0, 1e-4 * c0);
+    double last = pressure(1.2);
+    for (double j = 1.19; j > 0.05; j -= 0.01) {
+      SCOPED_TRACE("gamma " + std::to_string(gamma) + ", J " + std::to_string(j));
+      const double p = pressure(j);
+      EXPECT_GT(p, last);
+      EXPECT_LE(sound_speed(j), tait_sound_speed_limit * c0 * (1.0 + 1e-4));
+      if (j < jc) {
+        EXPECT_LT(p, fluid.bulk_modulus / gamma * (std::pow(j, -gamma) - 1.0));
+      }
+      last = p;
     }
   }
 }
