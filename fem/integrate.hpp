@@ -27,12 +27,17 @@
 #include <thrust/reduce.h>
 #include <thrust/sequence.h>
 #include <thrust/transform_reduce.h>
+#include <thrust/tuple.h>
 
+#include <array>
+#include <cstddef>
 #include <cstdint>
 #include <limits>
 #include <optional>
 #include <string>
+#include <tuple>
 #include <type_traits>
+#include <utility>
 
 #include "arenafem/fem/bsr_matrix.hpp"
 #include "arenafem/fem/detail/assembly_plan.hpp"
@@ -436,114 +441,255 @@ void integrate(BsrMatrix<R, C>& matrix, const Q& quadrature, const Test& test, c
                                  matrix.view().values, scratch);
 }
 
+/// One linear form of integrate(std::tuple{LinearForm...}, ...): the vector it assembles into
+/// (test.node_count() * components entries, overwritten), its test restriction and its integrand
+/// (a linear integrand as in integrate(vector, ...)). Holds a view of the vector and a pointer to
+/// the restriction, both owned by the caller, who keeps them alive through the call.
+template <class Test, class Integrand>
+struct LinearForm {
+  LinearForm(memory::ArrayView<double> into, const Test& test_restriction, const Integrand& form)
+      : vector(into), test(&test_restriction), integrand(form) {}
+  memory::ArrayView<double> vector;
+  const Test* test;
+  Integrand integrand;
+};
+
+namespace detail {
+
+/// Compile-time checks of a linear integrand for test functions of `Components` components.
+template <class Integrand, int D, int Components, class... Fields>
+constexpr void check_linear_integrand() {
+  using TestFunction = ShapeFunction<D, Components>;
+  if constexpr (PreparedIntegrand<Integrand, D, FieldArgument<Fields>...>) {
+    using Prepared = PreparedType<Integrand, D, FieldArgument<Fields>...>;
+    static_assert(
+        std::is_invocable_r_v<double, const Integrand&, const Prepared&, const TestFunction&>,
+        "integrate (linear form): an integrand with prepare(sample, fields...) must be callable "
+        "as f(prepared, test) and return a scalar");
+    static_assert(storable_prepared<Prepared>,
+                  "integrate (linear form): prepare() returns an Eigen expression, which refers to "
+                  "its own locals; return a plain matrix or vector (.eval())");
+  } else {
+    static_assert(std::is_invocable_v<const Integrand&, const Sample<D>&, const TestFunction&,
+                                      const FieldArgument<Fields>&...>,
+                  "integrate (linear form): the integrand must be callable as "
+                  "f(sample, test, fields...)");
+    static_assert(std::is_convertible_v<
+                      std::invoke_result_t<const Integrand&, const Sample<D>&, const TestFunction&,
+                                           const FieldArgument<Fields>&...>,
+                      double>,
+                  "integrate (linear form): the integrand must return a scalar");
+  }
+}
+
+/// What the element kernel of integrate (linear forms) holds of one form: its integrand, its
+/// restriction's element nodes and the element vectors it writes (nt * Components per element).
+template <int D, int Components, class Element, class Integrand, bool Prepared>
+struct LinearFormPart {
+  static constexpr int nt = Element::node_count;
+  static constexpr int size = nt * Components;
+
+  Integrand integrand;
+  memory::ArrayView<const std::int32_t> element_nodes;
+  memory::ArrayView<double> out;
+
+  /// Adds the sample's weight * f(sample, test_i) for every test function of the element.
+  template <class Basis, class Nodes, class Pack>
+  AFEM_HOST_DEVICE AFEM_INLINE void add(double* local, std::int32_t e, const Sample<D>& s,
+                                        const Basis& basis, const Nodes& nodes,
+                                        const Pack& pack) const {
+    const auto& at = sample_part<Prepared>(integrand, s, pack);
+    // Unrolled whole, as GCC unrolls the loop of one form alone: with several forms in the
+    // kernel its size limits leave a loop, summed in scalar instructions.
+#if defined(__CUDACC__) || defined(__clang__)
+#pragma unroll
+#elif defined(__GNUC__)
+#pragma GCC unroll 64
+#endif
+    for (int i = 0; i < nt; ++i) {
+      const std::int32_t node =
+          element_nodes[static_cast<std::size_t>(e) * nt + static_cast<std::size_t>(i)];
+      for (int c = 0; c < Components; ++c) {
+        const ShapeFunction<D, Components> v{basis.value[i], basis.gradient[i], c, node,
+                                             nodes.x[i]};
+        local[i * Components + c] += s.weight * call_at<Prepared>(integrand, at, pack, v);
+      }
+    }
+  }
+  AFEM_HOST_DEVICE AFEM_INLINE void store(const double* local, std::int32_t e) const {
+    for (int i = 0; i < size; ++i) {
+      out[static_cast<std::size_t>(e) * size + static_cast<std::size_t>(i)] = local[i];
+    }
+  }
+};
+
+/// The part of a linear form of `Test` and `Integrand` with these field arguments.
+template <int D, class Test, class Integrand, class... Fields>
+using LinearFormPartOf = LinearFormPart<D, Test::components, typename Test::Element, Integrand,
+                                        PreparedIntegrand<Integrand, D, FieldArgument<Fields>...>>;
+
+/// The parts of the forms of one pass, with what the element kernel does to each in turn (folds,
+/// not lambdas: each part's work inlines into the kernel).
+template <class... Part>
+struct LinearFormParts {
+  static constexpr auto each = std::index_sequence_for<Part...>{};
+  /// Each form's element vector starts at a multiple of 4 doubles: a vector that starts
+  /// mid-way through a 32-byte line is summed by scalar instructions instead of packed ones.
+  static constexpr int stride(int size) { return (size + 3) / 4 * 4; }
+  /// The element vectors of all the forms, one after the other, in one stack array.
+  static constexpr int local_size = (stride(Part::size) + ...);
+  thrust::tuple<Part...> parts;
+
+  template <std::size_t... I, class... Args>
+  AFEM_HOST_DEVICE AFEM_INLINE void add(double* local, std::index_sequence<I...> /*forms*/,
+                                        const Args&... args) const {
+    (thrust::get<I>(parts).add(local + offset<I>(), args...), ...);
+  }
+  template <std::size_t... I>
+  AFEM_HOST_DEVICE AFEM_INLINE void store(const double* local, std::int32_t e,
+                                          std::index_sequence<I...> /*forms*/) const {
+    (thrust::get<I>(parts).store(local + offset<I>(), e), ...);
+  }
+
+private:
+  /// Where form I's element vector starts in the stack array.
+  template <std::size_t I>
+  AFEM_HOST_DEVICE static constexpr int offset() {
+    constexpr int sizes[] = {stride(Part::size)...};
+    int at = 0;
+    for (std::size_t k = 0; k < I; ++k) {
+      at += sizes[k];
+    }
+    return at;
+  }
+};
+
+/// vector[n * Components + c] = the sum of entry c of the element vectors that hold node n, in
+/// element order (the restriction's node pairs).
+template <int Components>
+void sum_node_pairs(memory::ArrayView<const double> element_vectors,
+                    const RestrictionView& restriction, memory::ArrayView<double> vector,
+                    memory::Arena& scratch) {
+  auto policy = memory::arena_policy(scratch, "integrate.thrust");
+  const memory::ArrayView<const std::int32_t> index = restriction.node_pairs;
+  const memory::ArrayView<const std::int32_t> start = restriction.node_pair_offsets;
+  thrust::for_each_n(policy, thrust::counting_iterator<std::int32_t>(0), restriction.node_count,
+                     [=] AFEM_HOST_DEVICE(std::int32_t n) {
+                       const auto at = static_cast<std::size_t>(n);
+                       const auto first = static_cast<std::size_t>(start[at]);
+                       const auto last = static_cast<std::size_t>(start[at + 1]);
+                       double sum[Components] = {};
+                       for (std::size_t u = first; u < last; ++u) {
+                         const double* pair =
+                             &element_vectors[static_cast<std::size_t>(index[u]) * Components];
+                         for (int c = 0; c < Components; ++c) {
+                           sum[c] += pair[c];
+                         }
+                       }
+                       for (int c = 0; c < Components; ++c) {
+                         vector[at * Components + static_cast<std::size_t>(c)] = sum[c];
+                       }
+                     });
+}
+
+}  // namespace detail
+
+/// Assembles several linear forms over the same quadrature in one pass over its samples: each
+/// sample is built and its basis evaluated once for all the forms (their test spaces share one
+/// element; their component counts may differ), then each form's element vectors are summed per
+/// node as integrate(vector, ...) sums them: every vector is the one that call assembles, the same
+/// sums in the same order (the compiler may contract a product into a sum differently in the two
+/// kernels: equal to rounding). Particle-to-grid transfers of mass and momentum are such a pair.
+/// Scratch comes from `scratch` and is given back before returning; a call that throws (a size or
+/// domain mismatch, afem::OutOfMemory) writes no vector.
+template <quadrature::QuadratureRule Q, class... Tests, class... Integrands, class... Fields>
+void integrate(const std::tuple<LinearForm<Tests, Integrands>...>& forms, const Q& quadrature,
+               memory::Arena& scratch, const Fields&... fields) {
+  using Domain = typename Q::DomainType;
+  constexpr int dim = Domain::dimension;
+  constexpr std::size_t count = sizeof...(Tests);
+  static_assert(count >= 1, "integrate (linear forms): give at least one form");
+  using Element = typename std::tuple_element_t<0, std::tuple<Tests...>>::Element;
+  static_assert((std::is_same_v<typename Tests::Element, Element> && ...),
+                "integrate (linear forms): the forms of one pass share their test element");
+  (detail::check_linear_integrand<Integrands, dim, Tests::components, Fields...>(), ...);
+  std::apply(
+      [&](const auto&... form) {
+        (detail::check_restriction(*form.test, quadrature, "test"), ...);
+        (detail::check_size(form.vector.size(),
+                            static_cast<std::int64_t>(form.test->node_count()) *
+                                std::remove_pointer_t<decltype(form.test)>::components,
+                            "integrate (linear form)"),
+         ...);
+      },
+      forms);
+  detail::check_fields_on(quadrature, "integrate", fields...);
+  constexpr int nt = Element::node_count;
+  const std::int32_t elements = quadrature.domain().element_count();
+  const auto pairs = static_cast<std::size_t>(elements) * nt;
+  auto policy = memory::arena_policy(scratch, "integrate.thrust");
+  // Borrowed in the forms' order (a braced list runs left to right).
+  std::array<memory::Temporary<double>, count> element_values{memory::borrow_temporary<double>(
+      scratch, pairs * Tests::components, "integrate.element_vectors")...};
+  const auto domain = quadrature.domain().view();
+  const auto q = quadrature.view();
+  const auto pack = detail::make_field_pack(fields...);
+  using Parts =
+      detail::LinearFormParts<detail::LinearFormPartOf<dim, Tests, Integrands, Fields...>...>;
+  const Parts parts{[&]<std::size_t... I>(std::index_sequence<I...>){
+      using List = std::tuple<detail::LinearFormPartOf<dim, Tests, Integrands, Fields...>...>;
+  return thrust::make_tuple(std::tuple_element_t<I, List>{
+      std::get<I>(forms).integrand, std::get<I>(forms).test->view().element_nodes,
+      element_values[I].view()}...);
+}
+(std::index_sequence_for<Tests...>{})
+};  // namespace afem::fem
+constexpr bool gradients = (detail::reads_gradients<Integrands>() || ...);
+constexpr bool tabulated =
+    Domain::kind == quadrature::ElementKind::cell && decltype(quadrature.view())::uniform;
+using GView = typename Domain::View::GeometryView;
+auto table = detail::tabulate<detail::BasisRow<Element>, tabulated>(q, scratch);
+constexpr bool map_table = tabulated && detail::tabulate_map<GView>;
+auto geometry_rows = detail::tabulate<detail::GeometryRow<GView>, map_table>(q, scratch);
+const memory::ArrayView<const double> rows = table.view();
+const memory::ArrayView<const double> map_rows = geometry_rows.view();
+thrust::for_each_n(policy, thrust::counting_iterator<std::int32_t>(0), elements,
+                   [=] AFEM_HOST_DEVICE(std::int32_t e) {
+                     constexpr auto each = Parts::each;
+                     // Summed on the stack (no store of it can alias the integrand's loads),
+                     // written once.
+                     alignas(32) double local[Parts::local_size];
+                     for (double& entry : local) {
+                       entry = 0.0;
+                     }
+                     const detail::ElementSamples<decltype(domain), decltype(q), map_table> samples(
+                         domain, q, map_rows, e);
+                     const detail::NodePositions<Element, GView> nodes(domain.geometry,
+                                                                       domain.element_cell(e));
+                     for (std::int32_t p = 0; p < q.point_count(e); ++p) {
+                       const Sample<dim> s = samples(p);
+                       const auto basis =
+                           detail::basis_at<Element, tabulated, GView, gradients>(s, rows);
+                       parts.add(local, each, e, s, basis, nodes, pack);
+                     }
+                     parts.store(local, e, each);
+                   });
+[&]<std::size_t... I>(std::index_sequence<I...>) {
+  (detail::sum_node_pairs<Tests::components>(element_values[I].view(),
+                                             std::get<I>(forms).test->view(),
+                                             std::get<I>(forms).vector, scratch),
+   ...);
+}
+(std::index_sequence_for<Tests...>{});
+}
+
 /// Assembles the linear form sum over samples of weight * f(sample, test_i, fields...) into
 /// `vector` (test.node_count() * components entries, overwritten; entries of nodes no element
 /// touches become 0). Element vectors are summed per node in element order.
 template <quadrature::QuadratureRule Q, class Test, class Integrand, class... Fields>
 void integrate(memory::ArrayView<double> vector, const Q& quadrature, const Test& test,
                const Integrand& integrand, memory::Arena& scratch, const Fields&... fields) {
-  using Domain = typename Q::DomainType;
-  constexpr int dim = Domain::dimension;
-  constexpr int nc = Test::components;
-  using Element = typename Test::Element;
-  using TestFunction = ShapeFunction<dim, nc>;
-  constexpr bool prepared =
-      detail::PreparedIntegrand<Integrand, dim, detail::FieldArgument<Fields>...>;
-  if constexpr (prepared) {
-    using Prepared = detail::PreparedType<Integrand, dim, detail::FieldArgument<Fields>...>;
-    static_assert(
-        std::is_invocable_r_v<double, const Integrand&, const Prepared&, const TestFunction&>,
-        "integrate (linear form): an integrand with prepare(sample, fields...) must be callable "
-        "as f(prepared, test) and return a scalar");
-    static_assert(detail::storable_prepared<Prepared>,
-                  "integrate (linear form): prepare() returns an Eigen expression, which refers to "
-                  "its own locals; return a plain matrix or vector (.eval())");
-  } else {
-    static_assert(std::is_invocable_v<const Integrand&, const Sample<dim>&, const TestFunction&,
-                                      const detail::FieldArgument<Fields>&...>,
-                  "integrate (linear form): the integrand must be callable as "
-                  "f(sample, test, fields...)");
-    static_assert(
-        std::is_convertible_v<
-            std::invoke_result_t<const Integrand&, const Sample<dim>&, const TestFunction&,
-                                 const detail::FieldArgument<Fields>&...>,
-            double>,
-        "integrate (linear form): the integrand must return a scalar");
-  }
-  detail::check_restriction(test, quadrature, "test");
-  detail::check_size(vector.size(), static_cast<std::int64_t>(test.node_count()) * nc,
-                     "integrate (linear form)");
-  constexpr int nt = Element::node_count;
-  const std::int32_t elements = quadrature.domain().element_count();
-  const auto pairs = static_cast<std::size_t>(elements) * nt;
-  auto policy = memory::arena_policy(scratch, "integrate.thrust");
-  auto element_values =
-      memory::borrow_temporary<double>(scratch, pairs * nc, "integrate.element_vectors");
-  const std::int32_t node_count = test.node_count();
-  const memory::ArrayView<double> out = element_values.view();
-  const auto domain = quadrature.domain().view();
-  const auto q = quadrature.view();
-  const RestrictionView restriction = test.view();
-  detail::check_fields_on(quadrature, "integrate", fields...);
-  const auto pack = detail::make_field_pack(fields...);
-  constexpr bool tabulated =
-      Domain::kind == quadrature::ElementKind::cell && decltype(quadrature.view())::uniform;
-  using GView = typename Domain::View::GeometryView;
-  auto table = detail::tabulate<detail::BasisRow<Element>, tabulated>(q, scratch);
-  constexpr bool map_table = tabulated && detail::tabulate_map<GView>;
-  auto geometry_rows = detail::tabulate<detail::GeometryRow<GView>, map_table>(q, scratch);
-  const memory::ArrayView<const double> rows = table.view();
-  const memory::ArrayView<const double> map_rows = geometry_rows.view();
-  thrust::for_each_n(
-      policy, thrust::counting_iterator<std::int32_t>(0), elements,
-      [=] AFEM_HOST_DEVICE(std::int32_t e) {
-        // Summed on the stack (no store of it can alias the integrand's loads), written once.
-        double local[nt * nc];
-        for (int i = 0; i < nt * nc; ++i) {
-          local[i] = 0.0;
-        }
-        const detail::ElementSamples<decltype(domain), decltype(q), map_table> samples(domain, q,
-                                                                                       map_rows, e);
-        const detail::NodePositions<Element, GView> nodes(domain.geometry, domain.element_cell(e));
-        for (std::int32_t p = 0; p < q.point_count(e); ++p) {
-          const Sample<dim> s = samples(p);
-          const auto basis =
-              detail::basis_at<Element, tabulated, GView, detail::reads_gradients<Integrand>()>(
-                  s, rows);
-          const auto& at = detail::sample_part<prepared>(integrand, s, pack);
-          for (int i = 0; i < nt; ++i) {
-            const std::int32_t node_i =
-                restriction
-                    .element_nodes[static_cast<std::size_t>(e) * nt + static_cast<std::size_t>(i)];
-            for (int c = 0; c < nc; ++c) {
-              const TestFunction v{basis.value[i], basis.gradient[i], c, node_i, nodes.x[i]};
-              local[i * nc + c] += s.weight * detail::call_at<prepared>(integrand, at, pack, v);
-            }
-          }
-        }
-        for (int i = 0; i < nt * nc; ++i) {
-          out[static_cast<std::size_t>(e) * nt * nc + static_cast<std::size_t>(i)] = local[i];
-        }
-      });
-  // One sum per node over its (element, node) pairs, in element order.
-  const memory::ArrayView<const std::int32_t> index = restriction.node_pairs;
-  const memory::ArrayView<const std::int32_t> start = restriction.node_pair_offsets;
-  thrust::for_each_n(policy, thrust::counting_iterator<std::int32_t>(0), node_count,
-                     [=] AFEM_HOST_DEVICE(std::int32_t n) {
-                       const auto at = static_cast<std::size_t>(n);
-                       const auto first = static_cast<std::size_t>(start[at]);
-                       const auto last = static_cast<std::size_t>(start[at + 1]);
-                       double sum[nc] = {};
-                       for (std::size_t u = first; u < last; ++u) {
-                         const double* pair = &out[static_cast<std::size_t>(index[u]) * nc];
-                         for (int c = 0; c < nc; ++c) {
-                           sum[c] += pair[c];
-                         }
-                       }
-                       for (int c = 0; c < nc; ++c) {
-                         vector[at * nc + static_cast<std::size_t>(c)] = sum[c];
-                       }
-                     });
+  integrate(std::tuple{LinearForm{vector, test, integrand}}, quadrature, scratch, fields...);
 }
 
 /// The integral sum over samples of weight * f(sample, fields...): a scalar, or a fixed-size

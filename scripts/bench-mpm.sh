@@ -8,14 +8,19 @@
 #
 #   scripts/bench-mpm.sh [PEERS]    PEERS: the peer programs' folder (default ../shared/peers)
 #
-# Medians of 5 repetitions for arenafem (Google Benchmark), the fastest of 3 runs for the peer (as
-# its own runner reports it). The machine is shared: compare the ratios, not the bare figures.
+# Each round runs every configuration once, in turn: ours (Google Benchmark, one repetition) and
+# the peer (one run), with 1 thread, with 2, and with 2 while a busy process holds core 0. The
+# machine is shared and its load comes and goes within minutes, so a ratio is taken within each
+# round (the two programs a minute apart at most) and the table gives the median over ROUNDS
+# (environment, default 5) rounds; the rates beside it are medians too. Compare the ratios.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)
 peers=$(cd "${1:-$root/../shared/peers}" && pwd)
 out=$root/build/bench-mpm
+rounds=${ROUNDS:-5}
 mkdir -p "$out"
+rm -f "$out"/ours_*.json "$out"/peer_*.jsonl
 
 cmake --preset release >/dev/null
 cmake --build --preset release --target bench_mpm -j "$(nproc)" >/dev/null
@@ -23,66 +28,98 @@ g++ -std=c++17 -O3 -march=native -fopenmp -o "$out/mpm_ref" "$peers/mpm_ref/mpm_
 
 ours() {  # threads, label
   OMP_NUM_THREADS=$1 build/release/bench/bench_mpm --benchmark_filter='dam_break' \
-    --benchmark_repetitions=5 --benchmark_report_aggregates_only=true \
     --benchmark_format=json >"$out/ours_$2.json" 2>/dev/null
 }
 peer() {  # threads, label
   : >"$out/peer_$2.jsonl"
   for config in "2 128 32768 2000" "3 64 262144 100"; do
-    for _ in 1 2 3; do
-      # shellcheck disable=SC2086
-      "$out/mpm_ref" $config "$1" 2>/dev/null >>"$out/peer_$2.jsonl"
-    done
+    # shellcheck disable=SC2086
+    "$out/mpm_ref" $config "$1" 2>/dev/null >>"$out/peer_$2.jsonl"
   done
 }
+spinner=
+stop_spinner() {
+  if [ -n "$spinner" ]; then
+    kill "$spinner" 2>/dev/null || true
+    wait "$spinner" 2>/dev/null || true
+    spinner=
+  fi
+}
+trap stop_spinner EXIT
 
-echo "measuring: 1 thread, 2 threads, 2 threads with core 0 busy (a few minutes)" >&2
-ours 1 t1
-peer 1 t1
-ours 2 t2
-peer 2 t2
-taskset -c 0 bash -c 'while :; do :; done' &
-spinner=$!
-trap 'kill $spinner 2>/dev/null || true' EXIT
-ours 2 busy
-peer 2 busy
-kill $spinner
-wait $spinner 2>/dev/null || true
-trap - EXIT
+echo "measuring $rounds rounds of: 1 thread, 2 threads, 2 threads with core 0 busy" >&2
+for ((r = 0; r < rounds; ++r)); do
+  echo "round $((r + 1)) of $rounds" >&2
+  ours 1 "t1_$r"
+  peer 1 "t1_$r"
+  ours 2 "t2_$r"
+  peer 2 "t2_$r"
+  taskset -c 0 bash -c 'while :; do :; done' &
+  spinner=$!
+  ours 2 "busy_$r"
+  peer 2 "busy_$r"
+  stop_spinner
+done
 
-python3 - "$out" <<'EOF'
-import json, sys
-out = sys.argv[1]
-rows = []
-for label, name in (("t1", "1 thread"), ("t2", "2 threads"), ("busy", "2 threads, core 0 busy")):
-    ours = {}
+python3 - "$out" "$rounds" <<'EOF'
+import json, statistics, sys
+out, rounds = sys.argv[1], int(sys.argv[2])
+modes = (("t1", "1 thread"), ("t2", "2 threads"), ("busy", "2 threads, core 0 busy"))
+scenes = ((2, "2D fluid, 128² grid, 33k particles"),
+          (3, "3D fluid, 64³ grid, 412k particles (peer 262k)"))
+bases = ("q1", "bspline2")
+
+
+def ours(label):
+    rates = {}
     for b in json.load(open(f"{out}/ours_{label}.json"))["benchmarks"]:
-        if b.get("aggregate_name") == "median":
-            dim = 3 if "3d" in b["name"] else 2
-            basis = "bspline2" if "bspline2:1" in b["name"] else "q1"
-            ours[(dim, basis)] = b["particle_steps_per_s"]
-    peer = {}
-    for line in open(f"{out}/peer_{label}.jsonl"):
-        r = json.loads(line)
-        peer[r["dim"]] = max(peer.get(r["dim"], 0.0), r["particle_steps_per_s"])
-    for dim, scene in ((2, "2D fluid, 128² grid, 33k particles"), (3, "3D fluid, 64³ grid, 412k particles (peer 262k)")):
-        for basis in ("q1", "bspline2"):
-            rows.append((scene, basis, name, ours[(dim, basis)], peer[dim]))
+        dim = 3 if "3d" in b["name"] else 2
+        basis = "bspline2" if "bspline2:1" in b["name"] else "q1"
+        rates[(dim, basis)] = b["particle_steps_per_s"]
+    return rates
+
+
+def peer(label):
+    return {r["dim"]: r["particle_steps_per_s"]
+            for r in map(json.loads, open(f"{out}/peer_{label}.jsonl"))}
+
+
+# runs[mode][round]: (ours by (dim, basis), the peer's by dim)
+runs = {m: [(ours(f"{m}_{r}"), peer(f"{m}_{r}")) for r in range(rounds)] for m, _ in modes}
+median = statistics.median
 print("| work | basis | threads | arenafem | mpm_ref (B-splines) | arenafem / mpm_ref |")
 print("|---|---|---|---|---|---|")
-for scene, basis, name, o, p in rows:
-    print(f"| {scene} | {basis} | {name} | {o / 1e6:.2f} M/s | {p / 1e6:.2f} M/s | {o / p:.2f} |")
-# Thread scaling: each 2-thread run against the same program's 1-thread run (above 1: faster).
-speed = {(scene, basis, name): (o, p) for scene, basis, name, o, p in rows}
+for m, name in modes:
+    for dim, scene in scenes:
+        for basis in bases:
+            o = median(run[0][(dim, basis)] for run in runs[m])
+            p = median(run[1][dim] for run in runs[m])
+            ratio = median(run[0][(dim, basis)] / run[1][dim] for run in runs[m])
+            print(f"| {scene} | {basis} | {name} | {o / 1e6:.2f} M/s | {p / 1e6:.2f} M/s "
+                  f"| {ratio:.2f} |")
+
+
+def scaling(mode, pick):
+    """The median over rounds of a round's `mode` run against its 1-thread run."""
+    return median(pick(runs[mode][r]) / pick(runs["t1"][r]) for r in range(rounds))
+
+
 print()
 print("| work | basis | arenafem: 2 threads / 1 | arenafem: 2 threads, core 0 busy / 1 "
       "| mpm_ref: 2 threads / 1 | mpm_ref: 2 threads, core 0 busy / 1 |")
 print("|---|---|---|---|---|---|")
-for scene, basis, name, o, p in rows:
-    if name != "1 thread":
-        continue
-    two = speed[(scene, basis, "2 threads")]
-    busy = speed[(scene, basis, "2 threads, core 0 busy")]
-    print(f"| {scene} | {basis} | {two[0] / o:.2f} | {busy[0] / o:.2f} | {two[1] / p:.2f} "
-          f"| {busy[1] / p:.2f} |")
+for dim, scene in scenes:
+    for basis in bases:
+        def ours_of(run):
+            return run[0][(dim, basis)]
+
+        def peer_of(run):
+            return run[1][dim]
+
+        print(f"| {scene} | {basis} | {scaling('t2', ours_of):.2f} "
+              f"| {scaling('busy', ours_of):.2f} | {scaling('t2', peer_of):.2f} "
+              f"| {scaling('busy', peer_of):.2f} |")
+print()
+print(f"Medians over {rounds} rounds; in each round every configuration ran once, "
+      "the two programs in turn.")
 EOF

@@ -24,6 +24,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <tuple>
 #include <type_traits>
 #include <utility>
 
@@ -1025,17 +1026,20 @@ void detail::SimulationOn<D, Spaces>::select_all_cells() {
 template <int D, class Spaces>
 void detail::SimulationOn<D, Spaces>::particle_to_grid() {
   memory::Arena& arena = *this->arena_;
-  fem::integrate(mass_.dofs(), quadrature_, scalar_restriction_,
-                 detail::MassForm{this->materials()}, arena);
+  const detail::MassForm mass_form{this->materials()};
   if (staggered_) {
+    fem::integrate(mass_.dofs(), quadrature_, scalar_restriction_, mass_form, arena);
     staggered_particle_to_grid();
     return;
   }
   const ParticleViews views = this->views();
-  fem::integrate(velocity_.dofs(), quadrature_, vector_restriction_,
-                 detail::MomentumForm<D>{this->materials(), views.velocities, views.affine,
-                                         views.deformation, views.forces, this->setup_.dt},
-                 arena);
+  // Mass and momentum in one pass over the particles.
+  fem::integrate(std::tuple{fem::LinearForm{velocity_.dofs(), vector_restriction_,
+                                            detail::MomentumForm<D>{
+                                                this->materials(), views.velocities, views.affine,
+                                                views.deformation, views.forces, this->setup_.dt}},
+                            fem::LinearForm{mass_.dofs(), scalar_restriction_, mass_form}},
+                 quadrature_, arena);
   if (this->border_sum_ != nullptr) {
     this->border_sum_->add_shared(mass_.dofs(), velocity_.dofs());
   }

@@ -17,6 +17,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <tuple>
 
 #include "arenafem/apps/mpm/mac_projection.hpp"
 #include "arenafem/apps/mpm/rebin_particles.hpp"
@@ -128,8 +129,10 @@ public:
                         memory::Arena& arena) {
     for (int d = 0; d < D; ++d) {
       Component& c = *components_[static_cast<std::size_t>(d)];
-      fem::integrate(c.mass.dofs(), c.quadrature, c.restriction, mass_form, arena);
-      fem::integrate(c.velocity.dofs(), c.quadrature, c.restriction, momentum_form(d), arena);
+      fem::integrate(
+          std::tuple{fem::LinearForm{c.mass.dofs(), c.restriction, mass_form},
+                     fem::LinearForm{c.velocity.dofs(), c.restriction, momentum_form(d)}},
+          c.quadrature, arena);
     }
   }
 

@@ -5,8 +5,12 @@
 #include <algorithm>
 #include <cmath>
 #include <random>
+#include <stdexcept>
+#include <tuple>
 #include <vector>
 
+#include "arenafem/fem/bspline_space.hpp"
+#include "arenafem/fem/component_restriction.hpp"
 #include "arenafem/fem/integrate.hpp"
 #include "arenafem/fem/interpolate.hpp"
 #include "arenafem/fem/space.hpp"
@@ -175,6 +179,153 @@ TEST_F(PicPartitionTest, LinearFormsSumTheParticlesOfThePartitionsCells) {
     EXPECT_EQ(pic.outside_count(), static_cast<std::int32_t>(n) - inside);
     EXPECT_EQ(restriction.element_count(), static_cast<std::int32_t>(selected.size()));
   }
+}
+
+/// rho_p N_i: a scalar form that reads no gradients, with a per-particle part.
+struct ParticleMass {
+  static constexpr bool reads_gradients = false;
+  memory::ArrayView<const double> density;
+  template <class S>
+  AFEM_HOST_DEVICE double prepare(const S& s) const {
+    return density[s.index];
+  }
+  template <class V>
+  AFEM_HOST_DEVICE double operator()(const double& rho, const V& v) const {
+    return rho * v.basis_value;
+  }
+};
+
+/// Component c of (v_p + A_p (x_i - x_p)) N_i - (A_p grad N_i)_c: reads the gradients and the
+/// node's position, as APIC's momentum does.
+template <int D>
+struct ParticleMomentum {
+  memory::ArrayView<const double> velocity;
+  struct Particle {
+    Eigen::Matrix<double, D, 1> position;
+    Eigen::Matrix<double, D, 1> velocity;
+  };
+  template <class S>
+  AFEM_HOST_DEVICE Particle prepare(const S& s) const {
+    Particle particle{s.x, {}};
+    for (int d = 0; d < D; ++d) {
+      particle.velocity[d] = velocity[s.index * D + static_cast<std::size_t>(d)];
+    }
+    return particle;
+  }
+  template <class V>
+  AFEM_HOST_DEVICE double operator()(const Particle& p, const V& v) const {
+    const int c = v.component;
+    const double affine = p.velocity.dot(v.node_position - p.position);
+    return (p.velocity[c] + affine) * v.basis_value - p.velocity[c] * v.basis_gradient.sum();
+  }
+};
+
+template <class Space>
+class FusedLinearFormsTest : public test::BackendTest {};
+using FusedSpaces =
+    ::testing::Types<LagrangeSpace<geometry::Grid2D, 1>, BSplineSpace<geometry::Grid2D>,
+                     LagrangeSpace<geometry::Grid3D, 1>, BSplineSpace<geometry::Grid3D>>;
+TYPED_TEST_SUITE(FusedLinearFormsTest, FusedSpaces);
+
+// integrate() over a tuple of linear forms assembles each vector as a call per form does (one
+// pass over the particles instead of one per form), and refuses a bad form before it writes any
+// vector.
+TYPED_TEST(FusedLinearFormsTest, AssemblesEachFormAsItsOwnCallDoes) {
+  using Grid = typename TypeParam::Geometry;
+  constexpr int dim = Grid::dimension;
+  auto grid = test::UnitBox<Grid>::make(5, *this->pool_, *this->arena_);
+  const quadrature::Cells<Grid> cells(*grid);
+  const TypeParam space(*grid, *this->pool_, *this->arena_);
+  const SpaceRestriction scalar(space, cells, *this->arena_);
+  const auto vector = with_components<dim>(scalar);
+  const std::size_t n = 700;
+  std::mt19937 random(23);
+  std::uniform_real_distribution<double> unit(0.0, 1.0);
+  std::vector<double> positions(n * dim);
+  std::vector<double> measures(n);
+  std::vector<double> densities(n);
+  std::vector<double> velocities(n * dim);
+  for (auto& x : positions) {
+    x = unit(random);
+  }
+  for (std::size_t p = 0; p < n; ++p) {
+    measures[p] = 1e-3 * (1.0 + unit(random));
+    densities[p] = 900.0 + 200.0 * unit(random);
+  }
+  for (auto& v : velocities) {
+    v = unit(random) - 0.5;
+  }
+  auto x = memory::borrow_temporary<double>(*this->pool_, positions.size(), "test.positions");
+  auto m = memory::borrow_temporary<double>(*this->pool_, n, "test.measures");
+  auto rho = memory::borrow_temporary<double>(*this->pool_, n, "test.densities");
+  auto u = memory::borrow_temporary<double>(*this->pool_, n * dim, "test.velocities");
+  test::copy_to_device(x.view(), positions);
+  test::copy_to_device(m.view(), measures);
+  test::copy_to_device(rho.view(), densities);
+  test::copy_to_device(u.view(), velocities);
+  quadrature::PicQuadrature pic(cells, *this->pool_);
+  pic.rebin(x.view(), m.view(), *this->arena_);
+
+  const auto nodes = static_cast<std::size_t>(space.node_count());
+  const ParticleMass mass_form{rho.view()};
+  const ParticleMomentum<dim> momentum_form{u.view()};
+  auto mass = memory::borrow_temporary<double>(*this->pool_, nodes, "test.mass");
+  auto momentum = memory::borrow_temporary<double>(*this->pool_, nodes * dim, "test.momentum");
+  integrate(mass.view(), pic, scalar, mass_form, *this->arena_);
+  integrate(momentum.view(), pic, vector, momentum_form, *this->arena_);
+  const auto expected_mass = test::copy_to_host(memory::ArrayView<const double>(mass.view()));
+  const auto expected_momentum =
+      test::copy_to_host(memory::ArrayView<const double>(momentum.view()));
+
+  auto fused_mass = memory::borrow_temporary<double>(*this->pool_, nodes, "test.fused_mass");
+  auto fused_momentum =
+      memory::borrow_temporary<double>(*this->pool_, nodes * dim, "test.fused_momentum");
+  const std::size_t live = this->arena_->stats().live_handles;
+  integrate(std::tuple{LinearForm{fused_momentum.view(), vector, momentum_form},
+                       LinearForm{fused_mass.view(), scalar, mass_form}},
+            pic, *this->arena_);
+  EXPECT_EQ(this->arena_->stats().live_handles, live) << "the scratch is given back";
+  // The same sums in the same order; the compiler may contract a product into a sum differently
+  // in the two kernels, so the entries agree to rounding.
+  const auto expect_close = [](const std::vector<double>& actual,
+                               const std::vector<double>& expected, const char* what) {
+    ASSERT_EQ(actual.size(), expected.size()) << what;
+    double scale = 0.0;
+    for (const double value : expected) {
+      scale = std::max(scale, std::abs(value));
+    }
+    for (std::size_t k = 0; k < expected.size(); ++k) {
+      EXPECT_NEAR(actual[k], expected[k], 1e-14 * scale) << what << " entry " << k;
+    }
+  };
+  expect_close(test::copy_to_host(memory::ArrayView<const double>(fused_mass.view())),
+               expected_mass, "mass");
+  expect_close(test::copy_to_host(memory::ArrayView<const double>(fused_momentum.view())),
+               expected_momentum, "momentum");
+  double total = 0.0;
+  for (const double value : expected_mass) {
+    total += value;
+  }
+  double particles = 0.0;
+  for (std::size_t p = 0; p < n; ++p) {
+    particles += measures[p] * densities[p];
+  }
+  EXPECT_NEAR(total, particles, 1e-12 * particles) << "the basis sums to one";
+
+  // A vector of the wrong size in the second form: an error naming it, and the first form's
+  // vector as it was.
+  test::copy_to_device(fused_momentum.view(), std::vector<double>(nodes * dim, -1.0));
+  try {
+    integrate(std::tuple{LinearForm{fused_momentum.view(), vector, momentum_form},
+                         LinearForm{fused_mass.view().subview(0, nodes - 1), scalar, mass_form}},
+              pic, *this->arena_);
+    ADD_FAILURE() << "a short vector was accepted";
+  } catch (const Error& error) {
+    EXPECT_NE(std::string(error.what()).find("integrate (linear form)"), std::string::npos)
+        << error.what();
+  }
+  EXPECT_EQ(test::copy_to_host(memory::ArrayView<const double>(fused_momentum.view())),
+            std::vector<double>(nodes * dim, -1.0));
 }
 
 }  // namespace
