@@ -43,14 +43,14 @@ struct BSplineElement {
   }
 
   /// Basis values at `xi` (in [0, 1]^D): `values[node]`.
-  AFEM_HOST_DEVICE static AFEM_INLINE void values(const Coords& xi, double* values) {
+  AFEM_HOST_DEVICE static void values(const Coords& xi, double* values) {
     double line[D][3];
     line_values(xi, line);
     tensor_values(line, values, std::make_integer_sequence<int, node_count>{});
   }
 
   /// Basis gradients with respect to reference coordinates: `gradients[node * D + d]`.
-  AFEM_HOST_DEVICE static AFEM_INLINE void gradients(const Coords& xi, double* gradients) {
+  AFEM_HOST_DEVICE static void gradients(const Coords& xi, double* gradients) {
     double line[D][3];
     double slope[D][3];
     line_values(xi, line);
@@ -64,7 +64,7 @@ struct BSplineElement {
 
 private:
   /// The three 1D functions along every axis at `xi`.
-  AFEM_HOST_DEVICE static AFEM_INLINE void line_values(const Coords& xi, double (&line)[D][3]) {
+  AFEM_HOST_DEVICE static void line_values(const Coords& xi, double (&line)[D][3]) {
     for (int d = 0; d < D; ++d) {
       const double x = xi[d];
       line[d][0] = 0.5 * (1.0 - x) * (1.0 - x);

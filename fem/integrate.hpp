@@ -449,6 +449,7 @@ template <class Test, class Integrand>
 struct LinearForm {
   LinearForm(memory::ArrayView<double> into, const Test& test_restriction, const Integrand& form)
       : vector(into), test(&test_restriction), integrand(form) {}
+  static constexpr int components = Test::components;
   memory::ArrayView<double> vector;
   const Test* test;
   Integrand integrand;
@@ -501,9 +502,9 @@ struct LinearFormPart {
     const auto& at = sample_part<Prepared>(integrand, s, pack);
     // Unrolled whole, as GCC unrolls the loop of one form alone: with several forms in the
     // kernel its size limits leave a loop, summed in scalar instructions.
-#if defined(__CUDACC__) || defined(__clang__)
+#if defined(__CUDA_ARCH__)
 #pragma unroll
-#elif defined(__GNUC__)
+#elif defined(__GNUC__) && !defined(__clang__) && !defined(__CUDACC__)
 #pragma GCC unroll 64
 #endif
     for (int i = 0; i < nt; ++i) {
@@ -532,12 +533,10 @@ using LinearFormPartOf = LinearFormPart<D, Test::components, typename Test::Elem
 /// not lambdas: each part's work inlines into the kernel).
 template <class... Part>
 struct LinearFormParts {
+  using List = std::tuple<Part...>;
   static constexpr auto each = std::index_sequence_for<Part...>{};
-  /// Each form's element vector starts at a multiple of 4 doubles: a vector that starts
-  /// mid-way through a 32-byte line is summed by scalar instructions instead of packed ones.
-  static constexpr int stride(int size) { return (size + 3) / 4 * 4; }
   /// The element vectors of all the forms, one after the other, in one stack array.
-  static constexpr int local_size = (stride(Part::size) + ...);
+  static constexpr int local_size = (Part::size + ...);
   thrust::tuple<Part...> parts;
 
   template <std::size_t... I, class... Args>
@@ -555,9 +554,9 @@ private:
   /// Where form I's element vector starts in the stack array.
   template <std::size_t I>
   AFEM_HOST_DEVICE static constexpr int offset() {
-    constexpr int sizes[] = {stride(Part::size)...};
+    constexpr int sizes[] = {Part::size...};
     int at = 0;
-    for (std::size_t k = 0; k < I; ++k) {
+    for (int k = 0; k < static_cast<int>(I); ++k) {
       at += sizes[k];
     }
     return at;
@@ -594,6 +593,67 @@ void sum_node_pairs(memory::ArrayView<const double> element_vectors,
 
 }  // namespace detail
 
+namespace detail {
+
+/// The parts of the kernel for `forms`, form I writing its element vectors into values[I].
+template <class Parts, class Forms, class Values, std::size_t... I>
+Parts make_parts(const Forms& forms, Values& values, std::index_sequence<I...> /*forms*/) {
+  return Parts{thrust::make_tuple(std::tuple_element_t<I, typename Parts::List>{
+      std::get<I>(forms).integrand, std::get<I>(forms).test->view().element_nodes,
+      values[I].view()}...)};
+}
+
+/// The element vectors of every part of `parts` over the elements of `quadrature`: each sample
+/// built and its basis (with gradients when `Gradients`) evaluated once for all the parts.
+template <class Element, bool Gradients, class Parts, quadrature::QuadratureRule Q, class Pack>
+void linear_form_elements(const Parts& parts, const Q& quadrature, const Pack& pack,
+                          memory::Arena& scratch) {
+  using Domain = typename Q::DomainType;
+  constexpr int dim = Domain::dimension;
+  constexpr bool tabulated =
+      Domain::kind == quadrature::ElementKind::cell && decltype(quadrature.view())::uniform;
+  using GView = typename Domain::View::GeometryView;
+  const auto domain = quadrature.domain().view();
+  const auto q = quadrature.view();
+  auto table = tabulate<BasisRow<Element>, tabulated>(q, scratch);
+  constexpr bool map_table = tabulated && tabulate_map<GView>;
+  auto geometry_rows = tabulate<GeometryRow<GView>, map_table>(q, scratch);
+  const memory::ArrayView<const double> rows = table.view();
+  const memory::ArrayView<const double> map_rows = geometry_rows.view();
+  auto policy = memory::arena_policy(scratch, "integrate.thrust");
+  thrust::for_each_n(policy, thrust::counting_iterator<std::int32_t>(0), domain.element_count(),
+                     [=] AFEM_HOST_DEVICE(std::int32_t e) {
+                       constexpr auto each = Parts::each;
+                       // Summed on the stack (no store of it can alias the integrand's loads),
+                       // written once.
+                       double local[Parts::local_size];
+                       for (double& entry : local) {
+                         entry = 0.0;
+                       }
+                       const ElementSamples<decltype(domain), decltype(q), map_table> samples(
+                           domain, q, map_rows, e);
+                       const NodePositions<Element, GView> nodes(domain.geometry,
+                                                                 domain.element_cell(e));
+                       for (std::int32_t p = 0; p < q.point_count(e); ++p) {
+                         const Sample<dim> s = samples(p);
+                         const auto basis = basis_at<Element, tabulated, GView, Gradients>(s, rows);
+                         parts.add(local, each, e, s, basis, nodes, pack);
+                       }
+                       parts.store(local, e, each);
+                     });
+}
+
+/// Each form's vector from its element vectors (values[I] for form I).
+template <class Forms, class Values, std::size_t... I>
+void sum_forms_node_pairs(const Forms& forms, const Values& values, memory::Arena& scratch,
+                          std::index_sequence<I...> /*forms*/) {
+  (sum_node_pairs<std::tuple_element_t<I, Forms>::components>(
+       values[I].view(), std::get<I>(forms).test->view(), std::get<I>(forms).vector, scratch),
+   ...);
+}
+
+}  // namespace detail
+
 /// Assembles several linear forms over the same quadrature in one pass over its samples: each
 /// sample is built and its basis evaluated once for all the forms (their test spaces share one
 /// element; their component counts may differ), then each form's element vectors are summed per
@@ -613,74 +673,27 @@ void integrate(const std::tuple<LinearForm<Tests, Integrands>...>& forms, const 
   static_assert((std::is_same_v<typename Tests::Element, Element> && ...),
                 "integrate (linear forms): the forms of one pass share their test element");
   (detail::check_linear_integrand<Integrands, dim, Tests::components, Fields...>(), ...);
-  std::apply(
-      [&](const auto&... form) {
-        (detail::check_restriction(*form.test, quadrature, "test"), ...);
-        (detail::check_size(form.vector.size(),
-                            static_cast<std::int64_t>(form.test->node_count()) *
-                                std::remove_pointer_t<decltype(form.test)>::components,
-                            "integrate (linear form)"),
-         ...);
-      },
-      forms);
+  const auto check = [&](const auto& form) {
+    detail::check_restriction(*form.test, quadrature, "test");
+    detail::check_size(form.vector.size(),
+                       static_cast<std::int64_t>(form.test->node_count()) * form.components,
+                       "integrate (linear form)");
+  };
+  std::apply([&](const auto&... form) { (check(form), ...); }, forms);
   detail::check_fields_on(quadrature, "integrate", fields...);
-  constexpr int nt = Element::node_count;
-  const std::int32_t elements = quadrature.domain().element_count();
-  const auto pairs = static_cast<std::size_t>(elements) * nt;
-  auto policy = memory::arena_policy(scratch, "integrate.thrust");
+  const auto pairs =
+      static_cast<std::size_t>(quadrature.domain().element_count()) * Element::node_count;
   // Borrowed in the forms' order (a braced list runs left to right).
   std::array<memory::Temporary<double>, count> element_values{memory::borrow_temporary<double>(
       scratch, pairs * Tests::components, "integrate.element_vectors")...};
-  const auto domain = quadrature.domain().view();
-  const auto q = quadrature.view();
-  const auto pack = detail::make_field_pack(fields...);
   using Parts =
       detail::LinearFormParts<detail::LinearFormPartOf<dim, Tests, Integrands, Fields...>...>;
-  const Parts parts{[&]<std::size_t... I>(std::index_sequence<I...>){
-      using List = std::tuple<detail::LinearFormPartOf<dim, Tests, Integrands, Fields...>...>;
-  return thrust::make_tuple(std::tuple_element_t<I, List>{
-      std::get<I>(forms).integrand, std::get<I>(forms).test->view().element_nodes,
-      element_values[I].view()}...);
-}
-(std::index_sequence_for<Tests...>{})
-};  // namespace afem::fem
-constexpr bool gradients = (detail::reads_gradients<Integrands>() || ...);
-constexpr bool tabulated =
-    Domain::kind == quadrature::ElementKind::cell && decltype(quadrature.view())::uniform;
-using GView = typename Domain::View::GeometryView;
-auto table = detail::tabulate<detail::BasisRow<Element>, tabulated>(q, scratch);
-constexpr bool map_table = tabulated && detail::tabulate_map<GView>;
-auto geometry_rows = detail::tabulate<detail::GeometryRow<GView>, map_table>(q, scratch);
-const memory::ArrayView<const double> rows = table.view();
-const memory::ArrayView<const double> map_rows = geometry_rows.view();
-thrust::for_each_n(policy, thrust::counting_iterator<std::int32_t>(0), elements,
-                   [=] AFEM_HOST_DEVICE(std::int32_t e) {
-                     constexpr auto each = Parts::each;
-                     // Summed on the stack (no store of it can alias the integrand's loads),
-                     // written once.
-                     alignas(32) double local[Parts::local_size];
-                     for (double& entry : local) {
-                       entry = 0.0;
-                     }
-                     const detail::ElementSamples<decltype(domain), decltype(q), map_table> samples(
-                         domain, q, map_rows, e);
-                     const detail::NodePositions<Element, GView> nodes(domain.geometry,
-                                                                       domain.element_cell(e));
-                     for (std::int32_t p = 0; p < q.point_count(e); ++p) {
-                       const Sample<dim> s = samples(p);
-                       const auto basis =
-                           detail::basis_at<Element, tabulated, GView, gradients>(s, rows);
-                       parts.add(local, each, e, s, basis, nodes, pack);
-                     }
-                     parts.store(local, e, each);
-                   });
-[&]<std::size_t... I>(std::index_sequence<I...>) {
-  (detail::sum_node_pairs<Tests::components>(element_values[I].view(),
-                                             std::get<I>(forms).test->view(),
-                                             std::get<I>(forms).vector, scratch),
-   ...);
-}
-(std::index_sequence_for<Tests...>{});
+  constexpr auto each = std::index_sequence_for<Tests...>{};
+  constexpr bool gradients = (detail::reads_gradients<Integrands>() || ...);
+  detail::linear_form_elements<Element, gradients>(
+      detail::make_parts<Parts>(forms, element_values, each), quadrature,
+      detail::make_field_pack(fields...), scratch);
+  detail::sum_forms_node_pairs(forms, element_values, scratch, each);
 }
 
 /// Assembles the linear form sum over samples of weight * f(sample, test_i, fields...) into
