@@ -19,6 +19,14 @@
 
 namespace afem::fem {
 
+/// A field's value at a sample and the first moment of its nodal values about it (see
+/// DiscreteFieldView::value_and_moment).
+template <int D, int C>
+struct ValueAndMoment {
+  FieldValue<D, C> value;
+  Eigen::Matrix<double, C, D> moment;
+};
+
 /// What kernels see of a DiscreteField: its space and dof values; value/grad/div at a sample.
 template <class SpaceViewType>
 struct DiscreteFieldView {
@@ -79,6 +87,39 @@ struct DiscreteFieldView {
       return mapped.transpose();
     } else {
       return mapped;
+    }
+  }
+  /// The value and the first moment of the nodal values about the sample, sum_k N_k u_k (x_k -
+  /// x)^T (row c for component c; x_k the node's position), from one evaluation of the basis;
+  /// spaces on grids. APIC's B matrix: on quadratic B-splines, whose moment matrix sum_k N_k
+  /// (x_k - x)(x_k - x)^T is h^2 / 4 I everywhere, B * 4 / h^2 is MLS-MPM's affine velocity (the
+  /// gradient of a linear field exactly).
+  AFEM_HOST_DEVICE ValueAndMoment<dim, components> value_and_moment(const Sample<dim>& s) const {
+    double basis[Element::node_count];
+    Element::values(s.coords, basis);
+    Eigen::Matrix<double, components, 1> value = Eigen::Matrix<double, components, 1>::Zero();
+    Eigen::Matrix<double, components, dim> moment = Eigen::Matrix<double, components, dim>::Zero();
+    static_assert(detail::GridMap<typename SpaceView::GeometryView>,
+                  "value_and_moment: the field's space must be on a grid");
+    // x_k - x = (xi_k - xi) h along each axis: summed in reference units, scaled once.
+    constexpr detail::NodeCoordinates<Element> reference = detail::node_coordinates<Element>();
+    for (int k = 0; k < Element::node_count; ++k) {
+      const auto base = static_cast<std::size_t>(space.cell_node(s.cell, k)) * components;
+      for (int c = 0; c < components; ++c) {
+        const double weighted = basis[k] * dofs[base + static_cast<std::size_t>(c)];
+        value[c] += weighted;
+        for (int d = 0; d < dim; ++d) {
+          moment(c, d) += weighted * (reference.at[k][d] - s.coords[d]);
+        }
+      }
+    }
+    for (int d = 0; d < dim; ++d) {
+      moment.col(d) /= s.inverse_jacobian(d, d);
+    }
+    if constexpr (components == 1) {
+      return {value[0], moment};
+    } else {
+      return {value, moment};
     }
   }
   AFEM_HOST_DEVICE double div(const Sample<dim>& s) const {

@@ -183,6 +183,48 @@ struct MomentumForm {
   }
 };
 
+/// The momentum of MLS-MPM on quadratic B-splines: the force of the stress through grad N_i ~
+/// N_i M^-1 (x_i - x_p), M = diag(h_d^2 / 4) the basis's moment matrix (the same for every x_p),
+/// folded into the affine momentum: (rho0 v + (rho0 C - dt tau M^-1) (x_i - x_p)) N_i. Reads no
+/// basis gradient.
+template <int D>
+struct MlsMomentumForm {
+  static constexpr bool reads_gradients = false;
+  MaterialLookup materials;
+  memory::ArrayView<const double> velocities;
+  memory::ArrayView<const double> affine;
+  memory::ArrayView<const double> deformation;
+  memory::ArrayView<const double> forces;
+  double dt = 0.0;
+  Vector<D> inverse_moment = Vector<D>::Zero();  ///< the diagonal of M^-1
+
+  struct Particle {
+    Vector<D> position;
+    Vector<D> momentum;
+    Matrix<D> affine_momentum;  ///< rho0 C - dt tau M^-1
+  };
+  template <class Sample>
+  AFEM_HOST_DEVICE AFEM_INLINE Particle prepare(const Sample& s) const {
+    const std::size_t p = s.index;
+    const MaterialView& material = materials(p);
+    Particle particle{s.x, material.density * load_vector<D>(velocities, p),
+                      material.density * load_matrix<D>(affine, p)};
+    particle.affine_momentum -=
+        (dt * kirchhoff_stress<D>(material, load_matrix<D>(deformation, p))) *
+        inverse_moment.asDiagonal();
+    if (!forces.empty()) {
+      particle.momentum += (dt / s.weight) * load_vector<D>(forces, p);
+    }
+    return particle;
+  }
+  template <class Test>
+  AFEM_HOST_DEVICE double operator()(const Particle& particle, const Test& v) const {
+    const int c = v.component;
+    const Vector<D> offset = v.node_position - particle.position;
+    return (particle.momentum[c] + particle.affine_momentum.row(c).dot(offset)) * v.basis_value;
+  }
+};
+
 /// Grid velocity from momentum and mass, gravity, and the closed faces of the box (momentum and
 /// velocity may be the same buffer).
 template <int D>
@@ -283,19 +325,20 @@ struct ValueAndGradientAt {
   }
 };
 
-/// Particle p's velocity component d and row d of its velocity gradient from the D blocks of
-/// value and gradient ValueAndGradientAt wrote.
+/// Particle p's new state as UpdateParticles reads it (velocity, then the velocity gradient row
+/// by row, D + D * D values) from the D blocks of value and gradient ValueAndGradientAt wrote
+/// (block d: component d's value and gradient).
 template <int D>
 struct GatherStaggered {
   memory::ArrayView<const double> blocks[D];
-  memory::ArrayView<double> velocities;
-  memory::ArrayView<double> gradients;
+  memory::ArrayView<double> state;
   AFEM_HOST_DEVICE void operator()(std::size_t p) const {
+    constexpr std::size_t width = D + D * D;
     for (int d = 0; d < D; ++d) {
       const auto k = static_cast<std::size_t>(d);
-      velocities[p * D + k] = blocks[d][p * (D + 1)];
+      state[p * width + k] = blocks[d][p * (D + 1)];
       for (int a = 0; a < D; ++a) {
-        gradients[(p * D + k) * D + static_cast<std::size_t>(a)] =
+        state[p * width + D + k * D + static_cast<std::size_t>(a)] =
             blocks[d][p * (D + 1) + 1 + static_cast<std::size_t>(a)];
       }
     }
@@ -320,6 +363,26 @@ struct MarkFluidCells {
 };
 
 /// The grid velocity gradient at a particle (row c: the gradient of component c).
+/// MLS-MPM's particle velocity and affine velocity C = B M^-1 (B the first moment of the grid
+/// velocity about the particle): D values, then C row by row.
+template <int D>
+struct VelocityAndAffineAt {
+  Vector<D> inverse_moment = Vector<D>::Zero();
+  template <class Sample, class Field>
+  AFEM_HOST_DEVICE Eigen::Matrix<double, D + D * D, 1> operator()(const Sample& s,
+                                                                  const Field& u) const {
+    const auto at = u.value_and_moment(s);
+    Eigen::Matrix<double, D + D * D, 1> out;
+    out.template head<D>() = at.value;
+    for (int r = 0; r < D; ++r) {
+      for (int c = 0; c < D; ++c) {
+        out[D + r * D + c] = at.moment(r, c) * inverse_moment[c];
+      }
+    }
+    return out;
+  }
+};
+
 struct VelocityGradientAt {
   template <class Sample, class Field>
   AFEM_HOST_DEVICE auto operator()(const Sample& s, const Field& u) const {
@@ -349,14 +412,17 @@ struct RemapForm {
   }
 };
 
-/// The end of a particle's step, after its affine matrix C took the gradient of the remapped grid
-/// velocity: v = the new velocity, F = project((I + dt C) F), x += dt v kept between the closed
-/// faces (lower and upper are infinite along open ones).
+/// The end of a particle's step from its new state, `width` values per particle: its velocity v
+/// (D values), then, when `with_affine`, its affine velocity C (row by row, kept in `affine`;
+/// without it `affine` holds C already). F = project((I + dt C) F), x += dt v kept between the
+/// closed faces (lower and upper are infinite along open ones).
 template <int D>
 struct UpdateParticles {
+  static constexpr std::size_t width_with_affine = D + D * D;
   MaterialLookup materials;
-  memory::ArrayView<const double> new_velocities;
-  memory::ArrayView<const double> affine;
+  memory::ArrayView<const double> new_state;
+  bool with_affine = false;
+  memory::ArrayView<double> affine;
   memory::ArrayView<double> positions;
   memory::ArrayView<double> velocities;
   memory::ArrayView<double> deformation;
@@ -364,14 +430,27 @@ struct UpdateParticles {
   double lower[D] = {};
   double upper[D] = {};
   AFEM_HOST_DEVICE void operator()(std::size_t p) const {
-    const Matrix<D> gradient = load_matrix<D>(affine, p);
+    const std::size_t width = with_affine ? width_with_affine : D;
+    const std::size_t at = p * width;
+    Matrix<D> gradient;
+    if (with_affine) {
+      for (int r = 0; r < D; ++r) {
+        for (int c = 0; c < D; ++c) {
+          gradient(r, c) = new_state[at + D + static_cast<std::size_t>(r * D + c)];
+        }
+      }
+      store_matrix<D>(gradient, affine, p);
+    } else {
+      gradient = load_matrix<D>(memory::ArrayView<const double>(affine), p);
+    }
     const Matrix<D> f = (Matrix<D>::Identity() + dt * gradient) *
                         load_matrix<D>(memory::ArrayView<const double>(deformation), p);
     store_matrix<D>(project_deformation<D>(materials(p), f), deformation, p);
     for (int d = 0; d < D; ++d) {
       const auto k = p * D + static_cast<std::size_t>(d);
-      velocities[k] = new_velocities[k];
-      const double x = positions[k] + dt * new_velocities[k];
+      const double v = new_state[at + static_cast<std::size_t>(d)];
+      velocities[k] = v;
+      const double x = positions[k] + dt * v;
       positions[k] = x < lower[d] ? lower[d] : (x > upper[d] ? upper[d] : x);
     }
   }
@@ -752,9 +831,33 @@ public:
   /// the transfers; velocity_ then holds it averaged to the vertices, for output.
   std::unique_ptr<StaggeredVelocity<D>> staggered_;
 
-  /// The end of grid_to_particle(): the particles take `new_velocities` and move, F takes the
-  /// affine matrices (written before).
-  void update_particles(memory::ArrayView<const double> new_velocities);
+  /// Quadratic B-splines take MLS-MPM's transfers (one pass each way, no basis gradient); Q1
+  /// takes APIC with the remap (its gradients jump between cells and its moment matrix varies
+  /// with the particle's place in the cell).
+  static constexpr bool mls = std::is_same_v<Spaces, BSplineSpaces<D>>;
+  /// The diagonal of the quadratic B-spline's inverse moment matrix: 4 / h_d^2.
+  [[nodiscard]] Vector<D> inverse_moment() const {
+    Vector<D> m;
+    for (int d = 0; d < D; ++d) {
+      const double h = this->grid_.view().cell_size[static_cast<std::size_t>(d)];
+      m[d] = 4.0 / (h * h);
+    }
+    return m;
+  }
+  /// The particle-to-grid momentum form of this basis.
+  [[nodiscard]] auto momentum_form(const ParticleViews& views) const {
+    if constexpr (mls) {
+      return detail::MlsMomentumForm<D>{this->materials(), views.velocities, views.affine,
+                                        views.deformation, views.forces,     this->setup_.dt,
+                                        inverse_moment()};
+    } else {
+      return detail::MomentumForm<D>{this->materials(), views.velocities, views.affine,
+                                     views.deformation, views.forces,     this->setup_.dt};
+    }
+  }
+  /// The end of grid_to_particle(): the particles take their new state (as UpdateParticles reads
+  /// it) and move.
+  void update_particles(memory::ArrayView<const double> new_state, bool with_affine);
   /// The staggered step's transfers.
   void staggered_particle_to_grid();
   void staggered_update_grid();
@@ -1034,12 +1137,10 @@ void detail::SimulationOn<D, Spaces>::particle_to_grid() {
   }
   const ParticleViews views = this->views();
   // Mass and momentum in one pass over the particles.
-  fem::integrate(std::tuple{fem::LinearForm{velocity_.dofs(), vector_restriction_,
-                                            detail::MomentumForm<D>{
-                                                this->materials(), views.velocities, views.affine,
-                                                views.deformation, views.forces, this->setup_.dt}},
-                            fem::LinearForm{mass_.dofs(), scalar_restriction_, mass_form}},
-                 quadrature_, arena);
+  fem::integrate(
+      std::tuple{fem::LinearForm{velocity_.dofs(), vector_restriction_, momentum_form(views)},
+                 fem::LinearForm{mass_.dofs(), scalar_restriction_, mass_form}},
+      quadrature_, arena);
   if (this->border_sum_ != nullptr) {
     this->border_sum_->add_shared(mass_.dofs(), velocity_.dofs());
   }
@@ -1096,6 +1197,16 @@ void detail::SimulationOn<D, Spaces>::grid_to_particle() {
   memory::Arena& arena = *this->arena_;
   const std::size_t n = this->count();
   const ParticleViews particles = this->views();
+  if constexpr (mls) {
+    // MLS-MPM: each particle's velocity and affine velocity in one pass over the grid velocity,
+    // into scratch (an error leaves the particles as they were), then the particles' update.
+    auto state = memory::borrow_temporary<double>(
+        arena, n * detail::UpdateParticles<D>::width_with_affine, "Mpm.new_state");
+    fem::interpolate(state.view(), quadrature_, detail::VelocityAndAffineAt<D>{inverse_moment()},
+                     arena, velocity_);
+    update_particles(state.view(), true);
+    return;
+  }
   // The particles' new velocities go to scratch first and every allocation comes before the two
   // kernels that write the particle state (the affine matrices, then the rest), so an error (out
   // of memory) leaves the particles as they were. The particles take the grid velocity (recorded as
@@ -1112,17 +1223,18 @@ void detail::SimulationOn<D, Spaces>::grid_to_particle() {
   }
   apply_grid_velocity(momentum.view(), false);
   fem::interpolate(particles.affine, quadrature_, detail::VelocityGradientAt{}, arena, velocity_);
-  update_particles(velocities.view());
+  update_particles(velocities.view(), false);
 }
 
 template <int D, class Spaces>
-void detail::SimulationOn<D, Spaces>::update_particles(
-    memory::ArrayView<const double> new_velocities) {
+void detail::SimulationOn<D, Spaces>::update_particles(memory::ArrayView<const double> new_state,
+                                                       bool with_affine) {
   const Setup& setup = this->setup_;
   const ParticleViews particles = this->views();
-  detail::UpdateParticles<D> update{
-      this->materials(),    new_velocities,        particles.affine, particles.positions,
-      particles.velocities, particles.deformation, setup.dt};
+  detail::UpdateParticles<D> update{this->materials(),     new_state,
+                                    with_affine,           particles.affine,
+                                    particles.positions,   particles.velocities,
+                                    particles.deformation, setup.dt};
   const double margin = setup.boundary_cells * setup.cell_size();
   for (std::size_t d = 0; d < D; ++d) {
     const bool low_open = setup.boundaries[2 * d] == Boundary::open;
@@ -1168,14 +1280,13 @@ template <int D, class Spaces>
 void detail::SimulationOn<D, Spaces>::staggered_grid_to_particle() {
   memory::Arena& arena = *this->arena_;
   const std::size_t n = this->count();
-  const ParticleViews particles = this->views();
   // Every allocation comes before the kernel that writes the particle state, so an error (out of
   // memory) leaves the particles as they were.
-  auto velocities = memory::borrow_temporary<double>(arena, n * D, "Mpm.new_velocities");
-  auto gradients = memory::borrow_temporary<double>(arena, n * D * D, "Mpm.new_gradients");
+  auto state = memory::borrow_temporary<double>(
+      arena, n * detail::UpdateParticles<D>::width_with_affine, "Mpm.new_state");
   std::array<memory::Temporary<double>, D> blocks;
   std::array<memory::ArrayView<double>, D> out;
-  detail::GatherStaggered<D> gather{{}, velocities.view(), gradients.view()};
+  detail::GatherStaggered<D> gather{{}, state.view()};
   for (std::size_t d = 0; d < D; ++d) {
     memory::replace_owned(
         blocks[d], memory::borrow_temporary<double>(arena, n * (D + 1), "Mpm.staggered_values"));
@@ -1185,8 +1296,7 @@ void detail::SimulationOn<D, Spaces>::staggered_grid_to_particle() {
   staggered_->interpolate(out, detail::ValueAndGradientAt<D>{}, arena);
   auto policy = memory::arena_policy(arena, "Mpm.thrust");
   thrust::for_each_n(policy, thrust::counting_iterator<std::size_t>(0), n, gather);
-  thrust::copy(policy, gradients.view().begin(), gradients.view().end(), particles.affine.begin());
-  update_particles(velocities.view());
+  update_particles(state.view(), true);
 }
 
 namespace detail {

@@ -11,6 +11,7 @@
 #include <map>
 #include <memory>
 #include <numbers>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -18,6 +19,7 @@
 #include "arenafem/apps/mpm/options.hpp"
 #include "arenafem/apps/mpm/scene.hpp"
 #include "arenafem/apps/mpm/simulation.hpp"
+#include "arenafem/memory/copy.hpp"
 #include "arenafem/memory/error.hpp"
 #include "arenafem/memory/temporary.hpp"
 #include "support/backend_test.hpp"
@@ -165,6 +167,56 @@ TEST_P(MpmBasisTest, MomentumIsConservedWithoutGravityAndWalls3D) {
     simulation.step();
   }
   expect_momentum_conserved<3>(before, simulation.particles());
+}
+
+/// One step of the B-spline transfers (MLS-MPM) from particles whose velocity is the affine field
+/// a + G x and whose affine velocity is G: the grid momentum is the field times the node mass
+/// exactly, so every particle takes a + G x back at its old position, and G.
+template <int D>
+void expect_affine_field_kept(memory::Pool& pool, memory::Arena& arena) {
+  const mpm::Setup scene = spinning_ball<D>(D == 2 ? 32 : 16, GridBasis::bspline2);
+  Simulation<D> simulation(scene, pool, arena);
+  simulation.set_particle_sort_interval(0);  // the particles keep their order
+  const ParticleState start = simulation.particles();
+  const std::size_t n = start.masses.size();
+  double g[D][D];
+  double a[D];
+  for (std::size_t r = 0; r < D; ++r) {
+    a[r] = 0.1 * static_cast<double>(r + 1);
+    for (std::size_t c = 0; c < D; ++c) {
+      g[r][c] = r == c ? -0.4 + 0.3 * static_cast<double>(r) : 0.7 - 0.5 * static_cast<double>(c);
+    }
+  }
+  std::vector<double> velocities(n * D);
+  std::vector<double> affine(n * D * D);
+  for (std::size_t p = 0; p < n; ++p) {
+    for (std::size_t r = 0; r < D; ++r) {
+      velocities[p * D + r] = a[r];
+      for (std::size_t c = 0; c < D; ++c) {
+        velocities[p * D + r] += g[r][c] * start.positions[p * D + c];
+        affine[(p * D + r) * D + c] = g[r][c];
+      }
+    }
+  }
+  const ParticleViews views = simulation.particle_views();
+  memory::copy_to_device(views.velocities, std::span<const double>(velocities), pool.stream());
+  memory::copy_to_device(views.affine, std::span<const double>(affine), pool.stream());
+  pool.stream().synchronize();
+  simulation.step();
+  const ParticleState end = simulation.particles();
+  for (std::size_t p = 0; p < n; ++p) {
+    for (std::size_t k = 0; k < D; ++k) {
+      ASSERT_NEAR(end.velocities[p * D + k], velocities[p * D + k], 1e-13) << "particle " << p;
+    }
+    for (std::size_t k = 0; k < D * D; ++k) {
+      ASSERT_NEAR(end.affine[p * D * D + k], affine[p * D * D + k], 1e-11) << "particle " << p;
+    }
+  }
+}
+
+TEST_F(MpmTest, BSplineTransfersKeepAnAffineVelocityField) {
+  expect_affine_field_kept<2>(*pool_, *arena_);
+  expect_affine_field_kept<3>(*pool_, *arena_);
 }
 
 void expect_bitwise_equal(const ParticleState& a, const ParticleState& b) {

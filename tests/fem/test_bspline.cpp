@@ -4,6 +4,8 @@
 // transfer followed by a grid-to-particle one.
 #include <gtest/gtest.h>
 
+#include <Eigen/Core>
+
 #include <array>
 #include <cmath>
 #include <cstdint>
@@ -168,6 +170,54 @@ TYPED_TEST(BSplineSpaceTest, NumbersTheCellCentresAndOneGhostLayer) {
   for (std::int32_t node = 0; node < space.node_count(); ++node) {
     const std::int32_t pair = holder[static_cast<std::size_t>(node)];
     EXPECT_EQ(cell_nodes[static_cast<std::size_t>(pair)], node) << "node " << node;
+  }
+}
+
+/// A scalar field's value, then its first moment about the sample (dim entries).
+struct ValueAndMomentAt {
+  template <class S, class Field>
+  AFEM_HOST_DEVICE auto operator()(const S& s, const Field& u) const {
+    constexpr int dim = Field::dim;
+    const auto at = u.value_and_moment(s);
+    Eigen::Matrix<double, dim + 1, 1> out;
+    out[0] = at.value;
+    out.template tail<dim>() = at.moment.transpose();
+    return out;
+  }
+};
+
+TYPED_TEST(BSplineSpaceTest, MomentOfALinearFieldIsTheMomentMatrixTimesItsGradient) {
+  // sum_k N_k u_k (x_k - x) for u = 1 is 0 (the basis reproduces x) and for u = x_axis is
+  // h^2 / 4 along the axis (the moment matrix of the quadratic B-spline), at every particle:
+  // corners, faces and inside cells. MLS-MPM's affine velocity rests on both.
+  constexpr int dim = TypeParam::dimension;
+  constexpr double moment = TestFixture::h * TestFixture::h / 4.0;
+  const TypeParam grid = this->make_grid();
+  const BSplineSpace<TypeParam> space(grid, *this->pool_, *this->arena_);
+  ParticleProbe<TypeParam> probe(grid, *this->pool_, *this->arena_);
+  ASSERT_EQ(probe.pic.outside_count(), 0);
+  const std::size_t count = probe.count;
+  auto out = memory::borrow_temporary<double>(*this->pool_, count * (dim + 1), "test.moments");
+  DiscreteField field(space);
+  for (int axis = -1; axis < dim; ++axis) {
+    if (axis < 0) {
+      test::copy_to_device(field.dofs(),
+                           std::vector<double>(static_cast<std::size_t>(space.node_count()), 1.0));
+    } else {
+      interpolate(field, Coordinate{axis}, *this->arena_);
+    }
+    interpolate(out.view(), probe.pic, ValueAndMomentAt{}, *this->arena_, field);
+    const auto host = test::copy_to_host(memory::ArrayView<const double>(out.view()));
+    for (std::size_t i = 0; i < count; ++i) {
+      const double* at = &host[i * (dim + 1)];
+      const double value =
+          axis < 0 ? 1.0 : probe.positions[i * dim + static_cast<std::size_t>(axis)];
+      EXPECT_NEAR(at[0], value, 1e-13) << "particle " << i << " field " << axis;
+      for (int d = 0; d < dim; ++d) {
+        EXPECT_NEAR(at[1 + d], d == axis ? moment : 0.0, 1e-14)
+            << "particle " << i << " field " << axis << " axis " << d;
+      }
+    }
   }
 }
 
