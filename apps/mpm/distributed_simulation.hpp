@@ -8,8 +8,8 @@
 /// - moves the particles that left a slab to the rank whose slab holds them, with their whole
 ///   state (one message per pair of ranks that trade particles);
 /// - after particle-to-grid, sums the mass and momentum of the nodes that two neighbouring slabs
-///   share (one layer of vertices for Q1, two layers of cell centres for B-splines), and the same
-///   for the momentum remapped in grid-to-particle;
+///   share (one layer of vertices for Q1, two layers of cell centres for B-splines), and on Q1 the
+///   same for the momentum remapped in grid-to-particle;
 /// so the particles follow the serial run's to round-off (the shared nodes add their two parts in
 /// another order than the serial sum), and a run is bitwise the same from one run to the next for
 /// a given rank count. A failure on any rank during a step (an exhausted arena, a rank out of

@@ -1,14 +1,17 @@
 #pragma once
 
 /// @file
-/// Simulation<D>: explicit MPM with APIC transfers on a regular grid, written with the fem layer:
-/// particles are the quadrature points of a PicQuadrature, particle-to-grid transfers are linear
-/// forms assembled by integrate() (mass, and momentum with the stress divergence in one form),
-/// grid-to-particle transfers read the grid velocity at the particles (in the prepare() of the
-/// remap's linear form, which maps their momentum back to the grid) and interpolate() the
-/// remapped velocity's gradient there. All sums run in a fixed order (cell-sorted particles,
-/// per-node sums in element order), so a run is bitwise the same across runs and OpenMP thread
-/// counts. Set up from a Setup (apps/mpm/setup.hpp); embedders link arenafem::mpm.
+/// Simulation<D>: explicit MPM on a regular grid, written with the fem layer: particles are the
+/// quadrature points of a PicQuadrature, particle-to-grid transfers are linear forms assembled by
+/// integrate() (mass, and momentum with the stress's force, in one pass). On Q1 (APIC) the
+/// grid-to-particle transfer reads the grid velocity at the particles in the prepare() of a
+/// remap's linear form, which maps their momentum back to the grid, and interpolate()s the
+/// remapped velocity's gradient there; on quadratic B-splines (MLS-MPM) one interpolate() gives
+/// each particle its velocity and affine velocity from the grid velocity's value and first moment,
+/// and the momentum form reads the basis's constant moment matrix instead of its gradients. All
+/// sums run in a fixed order (cell-sorted particles, per-node sums in element order), so a run is
+/// bitwise the same across runs and OpenMP thread counts. Set up from a Setup (apps/mpm/setup.hpp);
+/// embedders link arenafem::mpm.
 
 #include <array>
 #include <cstddef>
@@ -269,7 +272,8 @@ public:
   void restore(const Checkpoint& checkpoint);
   /// Copies the grid's mass and velocity to the host as the last part of a step left them: after
   /// update_grid() the updated (for the incompressible fluid, projected) velocity; after
-  /// grid_to_particle() or step() the velocity remapped from the particles (what frames show).
+  /// grid_to_particle() or step() the velocity remapped from the particles on Q1, the updated one
+  /// on B-splines (what frames show).
   [[nodiscard]] GridState grid_state() const;
 
 private:
