@@ -448,12 +448,13 @@ struct SplitVelocityAndAffine {
   memory::ArrayView<double> velocities;
   memory::ArrayView<double> affine;
   AFEM_HOST_DEVICE void operator()(std::size_t p) const {
-    constexpr std::size_t width = D + D * D;
-    for (std::size_t k = 0; k < D; ++k) {
-      velocities[p * D + k] = state[p * width + k];
+    constexpr std::size_t dim = D;
+    constexpr std::size_t width = dim + dim * dim;
+    for (std::size_t k = 0; k < dim; ++k) {
+      velocities[p * dim + k] = state[p * width + k];
     }
-    for (std::size_t k = 0; k < D * D; ++k) {
-      affine[p * D * D + k] = state[p * width + D + k];
+    for (std::size_t k = 0; k < dim * dim; ++k) {
+      affine[p * dim * dim + k] = state[p * width + dim + k];
     }
   }
 };

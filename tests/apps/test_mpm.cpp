@@ -208,7 +208,7 @@ void expect_affine_field_kept(memory::Pool& pool, memory::Arena& arena) {
     for (std::size_t k = 0; k < D; ++k) {
       ASSERT_NEAR(end.velocities[p * D + k], velocities[p * D + k], 1e-13) << "particle " << p;
     }
-    for (std::size_t k = 0; k < D * D; ++k) {
+    for (std::size_t k = 0; k < std::size_t{D} * D; ++k) {
       ASSERT_NEAR(end.affine[p * D * D + k], affine[p * D * D + k], 1e-11) << "particle " << p;
     }
   }
