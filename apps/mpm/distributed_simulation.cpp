@@ -354,8 +354,10 @@ DistributedState<D>::DistributedState(const Setup& setup, const memory::Communic
                                                    pool, border_values, "MpmDistributed.border"));
       memory::replace_owned(border_in_[side], memory::borrow_temporary<double>(
                                                   pool, border_values, "MpmDistributed.border"));
-      traffic_.border_bytes_per_step +=
-          static_cast<std::int64_t>(shared_layers_ * layer_nodes_ * (1 + 2 * D) * sizeof(double));
+      // Mass and momentum after particle-to-grid; on Q1 the remapped momentum too.
+      const std::size_t values_per_node = q1 ? 1 + 2 * D : 1 + D;
+      traffic_.border_bytes_per_step += static_cast<std::int64_t>(shared_layers_ * layer_nodes_ *
+                                                                  values_per_node * sizeof(double));
     }
     simulation_->set_border_sum(this);
   });
@@ -572,6 +574,7 @@ void DistributedState<D>::add_shared(memory::ArrayView<double> mass,
                        requests_);
     comm.post_sends(std::span(&range, 1), border_out_[side].view().data(), 1, border_tag,
                     requests_);
+    traffic_.border_bytes_sent += static_cast<std::int64_t>(count * sizeof(double));
   }
   memory::Communicator::wait_all(requests_);
   for (std::size_t side = 0; side < 2; ++side) {

@@ -50,8 +50,11 @@ struct TrafficReport {
   std::int64_t particles_sent = 0;
   std::int64_t particles_received = 0;
   std::int64_t particle_bytes_sent = 0;
-  /// Bytes this rank sends its neighbours in the step's two border sums.
+  /// Bytes this rank sends its neighbours in a step's border sums (after particle-to-grid, and on
+  /// Q1 after the remap).
   std::int64_t border_bytes_per_step = 0;
+  /// Bytes this rank has sent its neighbours in border sums since construction.
+  std::int64_t border_bytes_sent = 0;
 };
 
 /// The fewest cell layers a slab may have: 2 * Setup::boundary_cells + 4, so that no grid node

@@ -91,6 +91,12 @@ protected:
     for (int s = 0; s < steps; ++s) {
       simulation.step();
     }
+    // The border sums sent what the traffic report says a step sends.
+    EXPECT_EQ(simulation.traffic().border_bytes_sent,
+              steps * simulation.traffic().border_bytes_per_step);
+    if (comm_.size() > 1) {
+      EXPECT_GT(simulation.traffic().border_bytes_sent, 0);
+    }
     const std::int64_t sent = comm_.sum(simulation.traffic().particles_sent);
     return {simulation.gather_particles(0), sent};
   }
