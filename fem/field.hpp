@@ -52,9 +52,11 @@ struct DiscreteFieldView {
       if constexpr (components == 1) {
         result += basis[k] * dofs[base];
       } else {
+        Eigen::Matrix<double, components, 1> u;
         for (int c = 0; c < components; ++c) {
-          result[c] += basis[k] * dofs[base + static_cast<std::size_t>(c)];
+          u[c] = dofs[base + static_cast<std::size_t>(c)];
         }
+        result += basis[k] * u;
       }
     }
     return result;
@@ -69,10 +71,12 @@ struct DiscreteFieldView {
     Eigen::Matrix<double, components, dim> sum = Eigen::Matrix<double, components, dim>::Zero();
     for (int k = 0; k < Element::node_count; ++k) {
       const auto base = static_cast<std::size_t>(space.cell_node(s.cell, k)) * components;
+      Eigen::Matrix<double, components, 1> u;
       for (int c = 0; c < components; ++c) {
-        for (int d = 0; d < dim; ++d) {
-          sum(c, d) += dofs[base + static_cast<std::size_t>(c)] * reference[k * dim + d];
-        }
+        u[c] = dofs[base + static_cast<std::size_t>(c)];
+      }
+      for (int d = 0; d < dim; ++d) {
+        sum.col(d) += u * reference[k * dim + d];
       }
     }
     Eigen::Matrix<double, components, dim> mapped;
@@ -105,12 +109,13 @@ struct DiscreteFieldView {
     constexpr detail::NodeCoordinates<Element> reference = detail::node_coordinates<Element>();
     for (int k = 0; k < Element::node_count; ++k) {
       const auto base = static_cast<std::size_t>(space.cell_node(s.cell, k)) * components;
+      Eigen::Matrix<double, components, 1> weighted;
       for (int c = 0; c < components; ++c) {
-        const double weighted = basis[k] * dofs[base + static_cast<std::size_t>(c)];
-        value[c] += weighted;
-        for (int d = 0; d < dim; ++d) {
-          moment(c, d) += weighted * (reference.at[k][d] - s.coords[d]);
-        }
+        weighted[c] = basis[k] * dofs[base + static_cast<std::size_t>(c)];
+      }
+      value += weighted;
+      for (int d = 0; d < dim; ++d) {
+        moment.col(d) += weighted * (reference.at[k][d] - s.coords[d]);
       }
     }
     for (int d = 0; d < dim; ++d) {

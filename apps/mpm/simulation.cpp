@@ -142,18 +142,24 @@ struct MassForm {
   }
 };
 
-/// Grid momentum after the step's forces, component c of node i:
-/// (rho0 (v_p + C_p (x_i - x_p)) + dt f_p / V0_p)_c N_i - dt (tau_p grad N_i)_c, weighted by
-/// V0_p, with f_p the external force (when there are forces). The particle's part (its momentum,
-/// affine momentum and Kirchhoff stress) is prepared once per particle.
-template <int D>
+/// Grid momentum after the step's forces, component c of node i, weighted by V0_p, with f_p the
+/// external force (when there are forces). APIC (`Mls` false):
+/// (rho0 (v_p + C_p (x_i - x_p)) + dt f_p / V0_p)_c N_i - dt (tau_p grad N_i)_c.
+/// MLS-MPM on quadratic B-splines (`Mls`): the force of the stress through grad N_i ~
+/// N_i M^-1 (x_i - x_p), M = diag(h_d^2 / 4) the basis's moment matrix (the same for every x_p),
+/// folded into the affine momentum, (rho0 v_p + dt f_p / V0_p + (rho0 C_p - dt tau_p M^-1)
+/// (x_i - x_p))_c N_i: it reads no basis gradient. The particle's part (its momentum, affine
+/// momentum and Kirchhoff stress) is prepared once per particle.
+template <int D, bool Mls>
 struct MomentumForm {
+  static constexpr bool reads_gradients = !Mls;
   MaterialLookup materials;
   memory::ArrayView<const double> velocities;
   memory::ArrayView<const double> affine;
   memory::ArrayView<const double> deformation;
   memory::ArrayView<const double> forces;
   double dt = 0.0;
+  Vector<D> inverse_moment = Vector<D>::Zero();  ///< the diagonal of M^-1 (MLS-MPM)
 
   /// What the form needs of a particle, found once per particle.
   struct Particle {
@@ -169,6 +175,9 @@ struct MomentumForm {
     Particle particle{s.x, material.density * load_vector<D>(velocities, p),
                       material.density * load_matrix<D>(affine, p),
                       dt * kirchhoff_stress<D>(material, load_matrix<D>(deformation, p))};
+    if constexpr (Mls) {
+      particle.affine_momentum -= particle.stress_impulse * inverse_moment.asDiagonal();
+    }
     if (!forces.empty()) {
       particle.momentum += (dt / s.weight) * load_vector<D>(forces, p);
     }
@@ -178,50 +187,13 @@ struct MomentumForm {
   AFEM_HOST_DEVICE double operator()(const Particle& particle, const Test& v) const {
     const int c = v.component;
     const Vector<D> offset = v.node_position - particle.position;
-    return (particle.momentum[c] + particle.affine_momentum.row(c).dot(offset)) * v.basis_value -
-           particle.stress_impulse.row(c).dot(v.basis_gradient);
-  }
-};
-
-/// The momentum of MLS-MPM on quadratic B-splines: the force of the stress through grad N_i ~
-/// N_i M^-1 (x_i - x_p), M = diag(h_d^2 / 4) the basis's moment matrix (the same for every x_p),
-/// folded into the affine momentum: (rho0 v + (rho0 C - dt tau M^-1) (x_i - x_p)) N_i. Reads no
-/// basis gradient.
-template <int D>
-struct MlsMomentumForm {
-  static constexpr bool reads_gradients = false;
-  MaterialLookup materials;
-  memory::ArrayView<const double> velocities;
-  memory::ArrayView<const double> affine;
-  memory::ArrayView<const double> deformation;
-  memory::ArrayView<const double> forces;
-  double dt = 0.0;
-  Vector<D> inverse_moment = Vector<D>::Zero();  ///< the diagonal of M^-1
-
-  struct Particle {
-    Vector<D> position;
-    Vector<D> momentum;
-    Matrix<D> affine_momentum;  ///< rho0 C - dt tau M^-1
-  };
-  template <class Sample>
-  AFEM_HOST_DEVICE AFEM_INLINE Particle prepare(const Sample& s) const {
-    const std::size_t p = s.index;
-    const MaterialView& material = materials(p);
-    Particle particle{s.x, material.density * load_vector<D>(velocities, p),
-                      material.density * load_matrix<D>(affine, p)};
-    particle.affine_momentum -=
-        (dt * kirchhoff_stress<D>(material, load_matrix<D>(deformation, p))) *
-        inverse_moment.asDiagonal();
-    if (!forces.empty()) {
-      particle.momentum += (dt / s.weight) * load_vector<D>(forces, p);
+    const double value =
+        (particle.momentum[c] + particle.affine_momentum.row(c).dot(offset)) * v.basis_value;
+    if constexpr (Mls) {
+      return value;
+    } else {
+      return value - particle.stress_impulse.row(c).dot(v.basis_gradient);
     }
-    return particle;
-  }
-  template <class Test>
-  AFEM_HOST_DEVICE double operator()(const Particle& particle, const Test& v) const {
-    const int c = v.component;
-    const Vector<D> offset = v.node_position - particle.position;
-    return (particle.momentum[c] + particle.affine_momentum.row(c).dot(offset)) * v.basis_value;
   }
 };
 
@@ -848,15 +820,9 @@ public:
     return m;
   }
   /// The particle-to-grid momentum form of this basis.
-  [[nodiscard]] auto momentum_form(const ParticleViews& views) const {
-    if constexpr (mls) {
-      return detail::MlsMomentumForm<D>{this->materials(), views.velocities, views.affine,
-                                        views.deformation, views.forces,     this->setup_.dt,
-                                        inverse_moment()};
-    } else {
-      return detail::MomentumForm<D>{this->materials(), views.velocities, views.affine,
-                                     views.deformation, views.forces,     this->setup_.dt};
-    }
+  [[nodiscard]] detail::MomentumForm<D, mls> momentum_form(const ParticleViews& views) const {
+    return {this->materials(), views.velocities, views.affine,    views.deformation,
+            views.forces,      this->setup_.dt,  inverse_moment()};
   }
   /// The end of grid_to_particle(): the particles take `new_velocities` and move, F takes the
   /// affine matrices (written before).

@@ -186,49 +186,19 @@ struct ValueAndMomentAt {
   }
 };
 
-TYPED_TEST(BSplineSpaceTest, MomentOfALinearFieldIsTheMomentMatrixTimesItsGradient) {
-  // sum_k N_k u_k (x_k - x) for u = 1 is 0 (the basis reproduces x) and for u = x_axis is
-  // h^2 / 4 along the axis (the moment matrix of the quadratic B-spline), at every particle:
-  // corners, faces and inside cells. MLS-MPM's affine velocity rests on both.
+TYPED_TEST(BSplineSpaceTest, SumsToOneAndReproducesLinearFieldsAndTheirMomentsAtParticles) {
   constexpr int dim = TypeParam::dimension;
+  // The first moment sum_k N_k u_k (x_k - x) of u = 1 is 0 (the basis reproduces x), and of u =
+  // x_d it is h^2 / 4 along d (the moment matrix of the quadratic B-spline), wherever the particle
+  // sits: MLS-MPM's affine velocity rests on both.
   constexpr double moment = TestFixture::h * TestFixture::h / 4.0;
-  const TypeParam grid = this->make_grid();
-  const BSplineSpace<TypeParam> space(grid, *this->pool_, *this->arena_);
-  ParticleProbe<TypeParam> probe(grid, *this->pool_, *this->arena_);
-  ASSERT_EQ(probe.pic.outside_count(), 0);
-  const std::size_t count = probe.count;
-  auto out = memory::borrow_temporary<double>(*this->pool_, count * (dim + 1), "test.moments");
-  DiscreteField field(space);
-  for (int axis = -1; axis < dim; ++axis) {
-    if (axis < 0) {
-      test::copy_to_device(field.dofs(),
-                           std::vector<double>(static_cast<std::size_t>(space.node_count()), 1.0));
-    } else {
-      interpolate(field, Coordinate{axis}, *this->arena_);
-    }
-    interpolate(out.view(), probe.pic, ValueAndMomentAt{}, *this->arena_, field);
-    const auto host = test::copy_to_host(memory::ArrayView<const double>(out.view()));
-    for (std::size_t i = 0; i < count; ++i) {
-      const double* at = &host[i * (dim + 1)];
-      const double value =
-          axis < 0 ? 1.0 : probe.positions[i * dim + static_cast<std::size_t>(axis)];
-      EXPECT_NEAR(at[0], value, 1e-13) << "particle " << i << " field " << axis;
-      for (int d = 0; d < dim; ++d) {
-        EXPECT_NEAR(at[1 + d], d == axis ? moment : 0.0, 1e-14)
-            << "particle " << i << " field " << axis << " axis " << d;
-      }
-    }
-  }
-}
-
-TYPED_TEST(BSplineSpaceTest, SumsToOneAndReproducesLinearFieldsAtParticles) {
-  constexpr int dim = TypeParam::dimension;
   const TypeParam grid = this->make_grid();
   const BSplineSpace<TypeParam> space(grid, *this->pool_, *this->arena_);
   ParticleProbe<TypeParam> probe(grid, *this->pool_, *this->arena_);
   ASSERT_EQ(probe.pic.outside_count(), 0);
   const std::vector<double>& positions = probe.positions;
   const std::size_t count = probe.count;
+  auto moments = memory::borrow_temporary<double>(*this->pool_, count * (dim + 1), "test.moments");
   DiscreteField field(space);
   // axis -1: every coefficient 1 (partition of unity); axis d: the field x_d.
   for (int axis = -1; axis < dim; ++axis) {
@@ -241,12 +211,19 @@ TYPED_TEST(BSplineSpaceTest, SumsToOneAndReproducesLinearFieldsAtParticles) {
     std::vector<double> value;
     std::vector<double> gradient;
     probe.sample(field, *this->arena_, value, gradient);
+    interpolate(moments.view(), probe.pic, ValueAndMomentAt{}, *this->arena_, field);
+    const auto value_and_moment =
+        test::copy_to_host(memory::ArrayView<const double>(moments.view()));
     for (std::size_t i = 0; i < count; ++i) {
       const double expected = axis < 0 ? 1.0 : positions[i * dim + static_cast<std::size_t>(axis)];
       EXPECT_NEAR(value[i], expected, 1e-13) << "particle " << i << " field " << axis;
+      EXPECT_NEAR(value_and_moment[i * (dim + 1)], expected, 1e-13) << "particle " << i;
       for (int d = 0; d < dim; ++d) {
         EXPECT_NEAR(gradient[i * dim + static_cast<std::size_t>(d)], d == axis ? 1.0 : 0.0, 1e-12)
             << "particle " << i << " field " << axis << " derivative " << d;
+        EXPECT_NEAR(value_and_moment[i * (dim + 1) + 1 + static_cast<std::size_t>(d)],
+                    d == axis ? moment : 0.0, 1e-14)
+            << "particle " << i << " field " << axis << " moment " << d;
       }
     }
   }
