@@ -333,7 +333,6 @@ struct MarkFluidCells {
   }
 };
 
-/// The grid velocity gradient at a particle (row c: the gradient of component c).
 /// MLS-MPM's particle velocity and affine velocity C = B M^-1 (B the first moment of the grid
 /// velocity about the particle): D values, then C row by row.
 template <int D>
@@ -354,6 +353,7 @@ struct VelocityAndAffineAt {
   }
 };
 
+/// The grid velocity gradient at a particle (row c: the gradient of component c).
 struct VelocityGradientAt {
   template <class Sample, class Field>
   AFEM_HOST_DEVICE auto operator()(const Sample& s, const Field& u) const {
