@@ -62,8 +62,11 @@ struct BSplineElement {
     tensor_gradients(line, slope, gradients, std::make_integer_sequence<int, node_count>{});
   }
 
-private:
-  /// The three 1D functions along every axis at `xi`.
+  /// Nodes along each axis: node (a_0, a_1, ...) is node a_0 + 3 a_1 + 9 a_2, and its basis
+  /// function is the product of line[d][a_d] over the axes.
+  static constexpr int line_node_count = 3;
+
+  /// The three 1D functions along every axis at `xi`: `line[d][a]` of the node at offset a.
   AFEM_HOST_DEVICE static void line_values(const Coords& xi, double (&line)[D][3]) {
     for (int d = 0; d < D; ++d) {
       const double x = xi[d];
@@ -72,6 +75,8 @@ private:
       line[d][2] = 0.5 * x * x;
     }
   }
+
+private:
   template <int... Node>
   AFEM_HOST_DEVICE static AFEM_INLINE void tensor_values(
       const double (&line)[D][3], double* values, std::integer_sequence<int, Node...> /*n*/) {

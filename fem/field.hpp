@@ -98,25 +98,19 @@ struct DiscreteFieldView {
   /// spaces on grids. APIC's B matrix: on quadratic B-splines, whose moment matrix sum_k N_k
   /// (x_k - x)(x_k - x)^T is h^2 / 4 I everywhere, B * 4 / h^2 is MLS-MPM's affine velocity (the
   /// gradient of a linear field exactly).
+  /// On elements whose functions are products of 1D ones (B-splines) the sums run axis by axis:
+  /// a row of nodes along the first axis at a time, then the rows of a plane, then the planes,
+  /// each level weighting the one below by its axis's functions (a third fewer products in 3D).
   AFEM_HOST_DEVICE ValueAndMoment<dim, components> value_and_moment(const Sample<dim>& s) const {
-    double basis[Element::node_count];
-    Element::values(s.coords, basis);
-    Eigen::Matrix<double, components, 1> value = Eigen::Matrix<double, components, 1>::Zero();
-    Eigen::Matrix<double, components, dim> moment = Eigen::Matrix<double, components, dim>::Zero();
     static_assert(detail::GridMap<typename SpaceView::GeometryView>,
                   "value_and_moment: the field's space must be on a grid");
+    Eigen::Matrix<double, components, 1> value;
+    Eigen::Matrix<double, components, dim> moment;
     // x_k - x = (xi_k - xi) h along each axis: summed in reference units, scaled once.
-    constexpr detail::NodeCoordinates<Element> reference = detail::node_coordinates<Element>();
-    for (int k = 0; k < Element::node_count; ++k) {
-      const auto base = static_cast<std::size_t>(space.cell_node(s.cell, k)) * components;
-      Eigen::Matrix<double, components, 1> weighted;
-      for (int c = 0; c < components; ++c) {
-        weighted[c] = basis[k] * dofs[base + static_cast<std::size_t>(c)];
-      }
-      value += weighted;
-      for (int d = 0; d < dim; ++d) {
-        moment.col(d) += weighted * (reference.at[k][d] - s.coords[d]);
-      }
+    if constexpr (detail::LineFactoredElement<Element>) {
+      line_value_and_moment(s, value, moment);
+    } else {
+      node_value_and_moment(s, value, moment);
     }
     for (int d = 0; d < dim; ++d) {
       moment.col(d) /= s.inverse_jacobian(d, d);
@@ -133,6 +127,92 @@ struct DiscreteFieldView {
   }
   AFEM_HOST_DEVICE FieldValue<dim, components> operator()(const Sample<dim>& s) const {
     return value(s);
+  }
+
+private:
+  using Components = Eigen::Matrix<double, components, 1>;
+
+  AFEM_HOST_DEVICE Components node_dofs(const Sample<dim>& s, int k) const {
+    const auto base = static_cast<std::size_t>(space.cell_node(s.cell, k)) * components;
+    Components u;
+    for (int c = 0; c < components; ++c) {
+      u[c] = dofs[base + static_cast<std::size_t>(c)];
+    }
+    return u;
+  }
+  /// value_and_moment's sums (moment in reference units), node by node.
+  AFEM_HOST_DEVICE void node_value_and_moment(
+      const Sample<dim>& s, Components& value,
+      Eigen::Matrix<double, components, dim>& moment) const {
+    double basis[Element::node_count];
+    Element::values(s.coords, basis);
+    value.setZero();
+    moment.setZero();
+    for (int k = 0; k < Element::node_count; ++k) {
+      const Components weighted = basis[k] * node_dofs(s, k);
+      value += weighted;
+      for (int d = 0; d < dim; ++d) {
+        moment.col(d) += weighted * (Element::node_coordinate(k, d) - s.coords[d]);
+      }
+    }
+  }
+  /// The same sums axis by axis, for elements of products of 1D functions.
+  AFEM_HOST_DEVICE void line_value_and_moment(
+      const Sample<dim>& s, Components& value,
+      Eigen::Matrix<double, components, dim>& moment) const {
+    constexpr int n = Element::line_node_count;
+    double line[dim][n];
+    double first_moment[dim][n];  // line[d][a] (xi_a - xi_d), the node's distance along axis d
+    Element::line_values(s.coords, line);
+    int stride = 1;
+    for (int d = 0; d < dim; ++d) {
+      for (int a = 0; a < n; ++a) {
+        first_moment[d][a] = line[d][a] * (Element::node_coordinate(a * stride, d) - s.coords[d]);
+      }
+      stride *= n;
+    }
+    // A row's sums over the first axis (its value and moment along that axis), a plane's over
+    // the first two (its value and moments along both).
+    const auto row = [&](int first, Components& sum, Components& along) {
+      sum.setZero();
+      along.setZero();
+      for (int a = 0; a < n; ++a) {
+        const Components u = node_dofs(s, first + a);
+        sum += line[0][a] * u;
+        along += first_moment[0][a] * u;
+      }
+    };
+    const auto plane = [&](int first, Components& sum, Components(&along)[2]) {
+      sum.setZero();
+      along[0].setZero();
+      along[1].setZero();
+      for (int a = 0; a < n; ++a) {
+        Components row_sum;
+        Components row_along;
+        row(first + a * n, row_sum, row_along);
+        sum += line[1][a] * row_sum;
+        along[0] += line[1][a] * row_along;
+        along[1] += first_moment[1][a] * row_sum;
+      }
+    };
+    if constexpr (dim == 2) {
+      Components along[2];
+      plane(0, value, along);
+      moment.col(0) = along[0];
+      moment.col(1) = along[1];
+    } else {
+      value.setZero();
+      moment.setZero();
+      for (int a = 0; a < n; ++a) {
+        Components plane_sum;
+        Components plane_along[2];
+        plane(a * n * n, plane_sum, plane_along);
+        value += line[2][a] * plane_sum;
+        moment.col(0) += line[2][a] * plane_along[0];
+        moment.col(1) += line[2][a] * plane_along[1];
+        moment.col(2) += first_moment[2][a] * plane_sum;
+      }
+    }
   }
 };
 

@@ -16,6 +16,9 @@
 ///   function's gradient, so only the basis values are evaluated (the gradients are zero);
 /// - `static constexpr bool symmetric = true` (bilinear): f(sample, v, u) == f(sample, u, v), so
 ///   with the same element on both sides only half of each element matrix is evaluated;
+/// - `static constexpr bool tests_by_node = true` (linear): called once per node with a
+///   NodeBasis (the node's scalar basis function) instead of once per node and component, it
+///   returns the form's values at the node's C test functions, a FieldValue<D, C>;
 /// - `prepare(sample, fields...)`: called once per sample; its result stands for the sample and
 ///   the fields in the calls per function, f(prepared, test) and f(prepared, test, trial).
 
@@ -461,7 +464,28 @@ namespace detail {
 template <class Integrand, int D, int Components, class... Fields>
 constexpr void check_linear_integrand() {
   using TestFunction = ShapeFunction<D, Components>;
-  if constexpr (PreparedIntegrand<Integrand, D, FieldArgument<Fields>...>) {
+  if constexpr (tests_by_node<Integrand>()) {
+    using Node = NodeBasis<D>;
+    if constexpr (PreparedIntegrand<Integrand, D, FieldArgument<Fields>...>) {
+      using Prepared = PreparedType<Integrand, D, FieldArgument<Fields>...>;
+      static_assert(
+          std::is_invocable_r_v<FieldValue<D, Components>, const Integrand&, const Prepared&,
+                                const Node&>,
+          "integrate (linear form): an integrand with tests_by_node and prepare(sample, "
+          "fields...) must be callable as f(prepared, node) with a NodeBasis and return the "
+          "node's values, a FieldValue<D, components>");
+      static_assert(storable_prepared<Prepared>,
+                    "integrate (linear form): prepare() returns an Eigen expression, which refers "
+                    "to its own locals; return a plain matrix or vector (.eval())");
+    } else {
+      static_assert(
+          std::is_invocable_r_v<FieldValue<D, Components>, const Integrand&, const Sample<D>&,
+                                const Node&, const FieldArgument<Fields>&...>,
+          "integrate (linear form): an integrand with tests_by_node must be callable "
+          "as f(sample, node, fields...) with a NodeBasis and return the node's values, "
+          "a FieldValue<D, components>");
+    }
+  } else if constexpr (PreparedIntegrand<Integrand, D, FieldArgument<Fields>...>) {
     using Prepared = PreparedType<Integrand, D, FieldArgument<Fields>...>;
     static_assert(
         std::is_invocable_r_v<double, const Integrand&, const Prepared&, const TestFunction&>,
@@ -489,6 +513,7 @@ template <int D, int Components, class Element, class Integrand, bool Prepared>
 struct LinearFormPart {
   static constexpr int nt = Element::node_count;
   static constexpr int size = nt * Components;
+  static constexpr bool by_node = tests_by_node<Integrand>();
 
   Integrand integrand;
   memory::ArrayView<const std::int32_t> element_nodes;
@@ -510,10 +535,22 @@ struct LinearFormPart {
     for (int i = 0; i < nt; ++i) {
       const std::int32_t node =
           element_nodes[static_cast<std::size_t>(e) * nt + static_cast<std::size_t>(i)];
-      for (int c = 0; c < Components; ++c) {
-        const ShapeFunction<D, Components> v{basis.value[i], basis.gradient[i], c, node,
-                                             nodes.x[i]};
-        local[i * Components + c] += s.weight * call_at<Prepared>(integrand, at, pack, v);
+      if constexpr (by_node) {
+        const NodeBasis<D> v{basis.value[i], basis.gradient[i], node, nodes.x[i]};
+        const FieldValue<D, Components> values = call_node<Prepared>(integrand, at, pack, v);
+        if constexpr (Components == 1) {
+          local[i] += s.weight * values;
+        } else {
+          for (int c = 0; c < Components; ++c) {
+            local[i * Components + c] += s.weight * values[c];
+          }
+        }
+      } else {
+        for (int c = 0; c < Components; ++c) {
+          const ShapeFunction<D, Components> v{basis.value[i], basis.gradient[i], c, node,
+                                               nodes.x[i]};
+          local[i * Components + c] += s.weight * call_at<Prepared>(integrand, at, pack, v);
+        }
       }
     }
   }

@@ -83,6 +83,18 @@ struct ShapeFunction {
   }
 };
 
+/// One node's scalar basis function at a sample, for linear integrands that take a whole node at a
+/// time (`static constexpr bool tests_by_node = true`, see integrate.hpp): its value, physical
+/// gradient, node (in the restriction's numbering) and the node's position. Such an integrand
+/// returns the form's values at the node's C test functions N_i e_c at once, a FieldValue<D, C>.
+template <int D>
+struct NodeBasis {
+  double basis_value = 0.0;
+  Eigen::Matrix<double, D, 1> basis_gradient;
+  std::int32_t node = -1;
+  Eigen::Matrix<double, D, 1> node_position = Eigen::Matrix<double, D, 1>::Zero();
+};
+
 /// Contractions integrands use on scalars, vectors and matrices.
 AFEM_HOST_DEVICE inline double dot(double a, double b) {
   return a * b;

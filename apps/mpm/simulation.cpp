@@ -153,6 +153,7 @@ struct MassForm {
 template <int D, bool Mls>
 struct MomentumForm {
   static constexpr bool reads_gradients = !Mls;
+  static constexpr bool tests_by_node = true;
   MaterialLookup materials;
   memory::ArrayView<const double> velocities;
   memory::ArrayView<const double> affine;
@@ -181,18 +182,18 @@ struct MomentumForm {
     if (!forces.empty()) {
       particle.momentum += (dt / s.weight) * load_vector<D>(forces, p);
     }
+    particle.momentum -= particle.affine_momentum * particle.position;
     return particle;
   }
-  template <class Test>
-  AFEM_HOST_DEVICE double operator()(const Particle& particle, const Test& v) const {
-    const int c = v.component;
-    const Vector<D> offset = v.node_position - particle.position;
-    const double value =
-        (particle.momentum[c] + particle.affine_momentum.row(c).dot(offset)) * v.basis_value;
+  /// All D components of node i at once.
+  AFEM_HOST_DEVICE Vector<D> operator()(const Particle& particle,
+                                        const fem::NodeBasis<D>& node) const {
+    const Vector<D> value =
+        (particle.momentum + particle.affine_momentum * node.node_position) * node.basis_value;
     if constexpr (Mls) {
       return value;
     } else {
-      return value - particle.stress_impulse.row(c).dot(v.basis_gradient);
+      return value - particle.stress_impulse * node.basis_gradient;
     }
   }
 };
@@ -367,6 +368,7 @@ struct VelocityGradientAt {
 template <int D>
 struct RemapForm {
   static constexpr bool reads_gradients = false;
+  static constexpr bool tests_by_node = true;
   memory::ArrayView<double> velocities;
   MaterialLookup materials;
   template <class Sample, class Field>
@@ -377,9 +379,9 @@ struct RemapForm {
     }
     return materials(s.index).density * v;
   }
-  template <class Test>
-  AFEM_HOST_DEVICE double operator()(const Vector<D>& momentum, const Test& v) const {
-    return momentum[v.component] * v.basis_value;
+  AFEM_HOST_DEVICE Vector<D> operator()(const Vector<D>& momentum,
+                                        const fem::NodeBasis<D>& node) const {
+    return momentum * node.basis_value;
   }
 };
 

@@ -265,6 +265,16 @@ private:
   Constant constant_;
 };
 
+/// An element whose basis functions are products of 1D functions, line_node_count nodes along
+/// every axis numbered with the first axis fastest, each axis's functions given by
+/// line_values(xi, line) (quadratic B-splines): sums over its nodes can run axis by axis.
+template <class Element>
+concept LineFactoredElement =
+    requires(const typename Element::Coords& xi,
+             double (&line)[Element::dimension][Element::line_node_count]) {
+  Element::line_values(xi, line);
+};
+
 /// The reference coordinates of an element's nodes, as constants.
 template <class Element>
 struct NodeCoordinates {

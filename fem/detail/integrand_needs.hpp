@@ -11,6 +11,12 @@
 ///   Where the test and trial spaces have the same element, integrate() then evaluates the pairs
 ///   (test i, trial j) with i <= j only and mirrors the element matrix; an integrand that declares
 ///   it but is not symmetric gets a wrong matrix;
+/// - `static constexpr bool tests_by_node = true` (linear forms): f(sample, node, fields...) (or
+///   f(prepared, node)) takes a NodeBasis<D>, one node's scalar basis function, and returns the
+///   form's values at all C test functions of that node, N_i e_c for c = 0..C-1, as a
+///   FieldValue<D, C> (a double for scalar spaces): one call per node instead of one per node and
+///   component, and the integrand computes what the components share once (an affine momentum's
+///   (x_i - x_p), a stress times the gradient);
 /// - `prepare(sample, fields...)`: integrate() calls it once per sample and hands its result, in
 ///   place of the sample and the fields, to the calls for each test (and trial) function:
 ///   f(prepared, test) and f(prepared, test, trial). What does not depend on the function (a
@@ -44,6 +50,16 @@ template <class Integrand>
 constexpr bool declares_symmetric() {
   if constexpr (requires { std::bool_constant<Integrand::symmetric>{}; }) {
     return Integrand::symmetric;
+  } else {
+    return false;
+  }
+}
+
+/// Whether `Integrand` declares `static constexpr bool tests_by_node = true`.
+template <class Integrand>
+constexpr bool tests_by_node() {
+  if constexpr (requires { std::bool_constant<Integrand::tests_by_node>{}; }) {
+    return Integrand::tests_by_node;
   } else {
     return false;
   }
@@ -97,6 +113,17 @@ AFEM_HOST_DEVICE AFEM_INLINE double call_at(const Integrand& f, const At& at, co
     return static_cast<double>(f(at, functions...));
   } else {
     return static_cast<double>(pack.call(f, at, functions...));
+  }
+}
+
+/// f at one node of a by-node linear integrand: its values at the node's test functions.
+template <bool Prepared, class Integrand, class Pack, class At, int D>
+AFEM_HOST_DEVICE AFEM_INLINE decltype(auto) call_node(const Integrand& f, const At& at,
+                                                      const Pack& pack, const NodeBasis<D>& node) {
+  if constexpr (Prepared) {
+    return f(at, node);
+  } else {
+    return pack.call(f, at, node);
   }
 }
 

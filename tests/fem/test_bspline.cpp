@@ -229,6 +229,71 @@ TYPED_TEST(BSplineSpaceTest, SumsToOneAndReproducesLinearFieldsAndTheirMomentsAt
   }
 }
 
+/// A vector field's value (dim entries), then its first moment about the sample, row by row.
+struct VectorValueAndMomentAt {
+  template <class S, class Field>
+  AFEM_HOST_DEVICE auto operator()(const S& s, const Field& u) const {
+    constexpr int dim = Field::dim;
+    const auto at = u.value_and_moment(s);
+    Eigen::Matrix<double, dim*(dim + 1), 1> out;
+    out.template head<dim>() = at.value;
+    for (int c = 0; c < dim; ++c) {
+      out.template segment<dim>(dim + c * dim) = at.moment.row(c).transpose();
+    }
+    return out;
+  }
+};
+
+TYPED_TEST(BSplineSpaceTest, ValueAndMomentOfAnyFieldAreTheSumsOverItsNodes) {
+  // A vector field of random coefficients: its value sum_k N_k u_k and moment sum_k N_k u_k (x_k -
+  // x)^T at each particle against the same sums over every node of the space, with the closed
+  // form of the basis.
+  constexpr int dim = TypeParam::dimension;
+  constexpr double size = TestFixture::h;
+  const TypeParam grid = this->make_grid();
+  const BSplineSpace<TypeParam, dim> space(grid, *this->pool_, *this->arena_);
+  ParticleProbe<TypeParam> probe(grid, *this->pool_, *this->arena_);
+  ASSERT_EQ(probe.pic.outside_count(), 0);
+  DiscreteField field(space);
+  std::mt19937 random(5);
+  std::uniform_real_distribution<double> coefficient(-1.0, 1.0);
+  std::vector<double> dofs(static_cast<std::size_t>(space.dof_count()));
+  for (double& dof : dofs) {
+    dof = coefficient(random);
+  }
+  test::copy_to_device(field.dofs(), dofs);
+  constexpr int width = dim * (dim + 1);
+  auto sums = memory::borrow_temporary<double>(*this->pool_, probe.count * width, "test.sums");
+  interpolate(sums.view(), probe.pic, VectorValueAndMomentAt{}, *this->arena_, field);
+  const auto actual = test::copy_to_host(memory::ArrayView<const double>(sums.view()));
+  const int layers = TestFixture::n + 2;
+  for (std::size_t i = 0; i < probe.count; ++i) {
+    std::vector<double> expected(width, 0.0);
+    for (std::int32_t node = 0; node < space.node_count(); ++node) {
+      double weight = 1.0;
+      double offset[dim];
+      std::int32_t rest = node;
+      for (int d = 0; d < dim; ++d) {  // lattice index j centred at -0.5 + (j - 0.5) h
+        const double x = probe.positions[i * dim + static_cast<std::size_t>(d)];
+        offset[d] = -0.5 + (rest % layers - 0.5) * size - x;
+        weight *= spline(offset[d] / size);
+        rest /= layers;
+      }
+      for (int c = 0; c < dim; ++c) {
+        const double u = weight * dofs[static_cast<std::size_t>(node) * dim + c];
+        expected[static_cast<std::size_t>(c)] += u;
+        for (int d = 0; d < dim; ++d) {
+          expected[static_cast<std::size_t>(dim + c * dim + d)] += u * offset[d];
+        }
+      }
+    }
+    for (std::size_t k = 0; k < static_cast<std::size_t>(width); ++k) {
+      EXPECT_NEAR(actual[i * width + k], expected[k], 1e-14)
+          << "particle " << i << (k < dim ? " value " : " moment entry ") << k;
+    }
+  }
+}
+
 TYPED_TEST(BSplineSpaceTest, BasisFunctionsMatchTheClosedForm) {
   constexpr int dim = TypeParam::dimension;
   constexpr int layers = TestFixture::n + 2;

@@ -220,6 +220,54 @@ struct ParticleMomentum {
   }
 };
 
+/// ParticleMomentum, all components of a node in one call.
+template <int D>
+struct ParticleMomentumByNode {
+  static constexpr bool tests_by_node = true;
+  ParticleMomentum<D> form;
+  template <class S>
+  AFEM_HOST_DEVICE auto prepare(const S& s) const {
+    return form.prepare(s);
+  }
+  AFEM_HOST_DEVICE Eigen::Matrix<double, D, 1> operator()(
+      const typename ParticleMomentum<D>::Particle& p, const NodeBasis<D>& v) const {
+    const double affine = p.velocity.dot(v.node_position - p.position);
+    return (p.velocity.array() + affine).matrix() * v.basis_value -
+           p.velocity * v.basis_gradient.sum();
+  }
+};
+
+/// ParticleMass, a node at a time (a scalar space: the node's one value).
+struct ParticleMassByNode {
+  static constexpr bool reads_gradients = false;
+  static constexpr bool tests_by_node = true;
+  memory::ArrayView<const double> density;
+  template <class S>
+  AFEM_HOST_DEVICE double prepare(const S& s) const {
+    return density[s.index];
+  }
+  template <int D>
+  AFEM_HOST_DEVICE double operator()(const double& rho, const NodeBasis<D>& v) const {
+    return rho * v.basis_value;
+  }
+};
+
+/// (x_p N_i + grad N_i)_c, with no per-particle part: a component, then a node, at a time.
+struct PositionLoad {
+  template <class S, class V>
+  AFEM_HOST_DEVICE double operator()(const S& s, const V& v) const {
+    return s.x[v.component] * v.basis_value + v.basis_gradient[v.component];
+  }
+};
+struct PositionLoadByNode {
+  static constexpr bool tests_by_node = true;
+  template <int D>
+  AFEM_HOST_DEVICE Eigen::Matrix<double, D, 1> operator()(const Sample<D>& s,
+                                                          const NodeBasis<D>& v) const {
+    return s.x * v.basis_value + v.basis_gradient;
+  }
+};
+
 template <class Space>
 class FusedLinearFormsTest : public test::BackendTest {};
 using FusedSpaces =
@@ -328,5 +376,97 @@ TYPED_TEST(FusedLinearFormsTest, AssemblesEachFormAsItsOwnCallDoes) {
             std::vector<double>(nodes * dim, -1.0));
 }
 
+// An integrand that takes a node at a time (tests_by_node) assembles what the same form a component
+// at a time does, with a per-particle part or without one, alone or beside another form, on
+// vector and scalar spaces.
+TYPED_TEST(FusedLinearFormsTest, ANodeAtATimeAssemblesWhatAComponentAtATimeDoes) {
+  using Grid = typename TypeParam::Geometry;
+  constexpr int dim = Grid::dimension;
+  auto grid = test::UnitBox<Grid>::make(4, *this->pool_, *this->arena_);
+  const quadrature::Cells<Grid> cells(*grid);
+  const TypeParam space(*grid, *this->pool_, *this->arena_);
+  const SpaceRestriction scalar(space, cells, *this->arena_);
+  const auto vector = with_components<dim>(scalar);
+  const std::size_t n = 300;
+  std::mt19937 random(41);
+  std::uniform_real_distribution<double> unit(0.0, 1.0);
+  std::vector<double> positions(n * dim);
+  std::vector<double> measures(n);
+  std::vector<double> densities(n);
+  std::vector<double> velocities(n * dim);
+  for (auto& x : positions) {
+    x = unit(random);
+  }
+  for (std::size_t p = 0; p < n; ++p) {
+    measures[p] = 1e-3 * (1.0 + unit(random));
+    densities[p] = 900.0 + 200.0 * unit(random);
+  }
+  for (auto& v : velocities) {
+    v = unit(random) - 0.5;
+  }
+  auto x = memory::borrow_temporary<double>(*this->pool_, positions.size(), "test.positions");
+  auto m = memory::borrow_temporary<double>(*this->pool_, n, "test.measures");
+  auto rho = memory::borrow_temporary<double>(*this->pool_, n, "test.densities");
+  auto u = memory::borrow_temporary<double>(*this->pool_, n * dim, "test.velocities");
+  test::copy_to_device(x.view(), positions);
+  test::copy_to_device(m.view(), measures);
+  test::copy_to_device(rho.view(), densities);
+  test::copy_to_device(u.view(), velocities);
+  quadrature::PicQuadrature pic(cells, *this->pool_);
+  pic.rebin(x.view(), m.view(), *this->arena_);
+
+  const auto nodes = static_cast<std::size_t>(space.node_count());
+  const auto assembled = [&](std::size_t size, const auto& call) {
+    auto out = memory::borrow_temporary<double>(*this->pool_, size, "test.vector");
+    call(out.view());
+    return test::copy_to_host(memory::ArrayView<const double>(out.view()));
+  };
+  const auto expect_close = [](const std::vector<double>& actual,
+                               const std::vector<double>& expected, const char* what) {
+    ASSERT_EQ(actual.size(), expected.size()) << what;
+    double scale = 0.0;
+    for (const double value : expected) {
+      scale = std::max(scale, std::abs(value));
+    }
+    ASSERT_GT(scale, 0.0) << what;
+    for (std::size_t k = 0; k < expected.size(); ++k) {
+      EXPECT_NEAR(actual[k], expected[k], 1e-13 * scale) << what << " entry " << k;
+    }
+  };
+  const ParticleMomentum<dim> momentum{u.view()};
+  const ParticleMass mass{rho.view()};
+  expect_close(assembled(nodes * dim,
+                         [&](memory::ArrayView<double> out) {
+                           integrate(out, pic, vector, ParticleMomentumByNode<dim>{momentum},
+                                     *this->arena_);
+                         }),
+               assembled(nodes * dim,
+                         [&](memory::ArrayView<double> out) {
+                           integrate(out, pic, vector, momentum, *this->arena_);
+                         }),
+               "momentum");
+  expect_close(assembled(nodes * dim,
+                         [&](memory::ArrayView<double> out) {
+                           integrate(out, pic, vector, PositionLoadByNode{}, *this->arena_);
+                         }),
+               assembled(nodes * dim,
+                         [&](memory::ArrayView<double> out) {
+                           integrate(out, pic, vector, PositionLoad{}, *this->arena_);
+                         }),
+               "position load (no per-particle part)");
+  const auto per_component_mass = assembled(nodes, [&](memory::ArrayView<double> out) {
+    integrate(out, pic, scalar, mass, *this->arena_);
+  });
+  auto fused_mass = memory::borrow_temporary<double>(*this->pool_, nodes, "test.fused_mass");
+  auto fused_momentum =
+      memory::borrow_temporary<double>(*this->pool_, nodes * dim, "test.fused_momentum");
+  integrate(std::tuple{LinearForm{fused_momentum.view(), vector, momentum},
+                       LinearForm{fused_mass.view(), scalar, ParticleMassByNode{rho.view()}}},
+            pic, *this->arena_);
+  expect_close(test::copy_to_host(memory::ArrayView<const double>(fused_mass.view())),
+               per_component_mass, "mass beside a form a component at a time");
+}
+
 }  // namespace
+
 }  // namespace afem::fem
