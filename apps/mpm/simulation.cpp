@@ -162,10 +162,12 @@ struct MomentumForm {
   double dt = 0.0;
   Vector<D> inverse_moment = Vector<D>::Zero();  ///< the diagonal of M^-1 (MLS-MPM)
 
-  /// What the form needs of a particle, found once per particle.
+  /// What the form needs of a particle, found once per particle: the affine momentum field
+  /// m + A (x - x_p) as its value at the origin, m - A x_p, and A, so that a node's momentum is
+  /// one product A x_i away (losing about log10(|x_p| / h) of 16 digits to cancellation: 2 on a
+  /// unit box of 128 cells).
   struct Particle {
-    Vector<D> position;
-    Vector<D> momentum;
+    Vector<D> momentum_at_origin;
     Matrix<D> affine_momentum;
     Matrix<D> stress_impulse;  ///< dt tau
   };
@@ -173,28 +175,28 @@ struct MomentumForm {
   AFEM_HOST_DEVICE AFEM_INLINE Particle prepare(const Sample& s) const {
     const std::size_t p = s.index;
     const MaterialView& material = materials(p);
-    Particle particle{s.x, material.density * load_vector<D>(velocities, p),
+    Particle particle{material.density * load_vector<D>(velocities, p),
                       material.density * load_matrix<D>(affine, p),
                       dt * kirchhoff_stress<D>(material, load_matrix<D>(deformation, p))};
     if constexpr (Mls) {
       particle.affine_momentum -= particle.stress_impulse * inverse_moment.asDiagonal();
     }
     if (!forces.empty()) {
-      particle.momentum += (dt / s.weight) * load_vector<D>(forces, p);
+      particle.momentum_at_origin += (dt / s.weight) * load_vector<D>(forces, p);
     }
-    particle.momentum -= particle.affine_momentum * particle.position;
+    particle.momentum_at_origin -= particle.affine_momentum * s.x;
     return particle;
   }
   /// All D components of node i at once.
   AFEM_HOST_DEVICE Vector<D> operator()(const Particle& particle,
                                         const fem::NodeBasis<D>& node) const {
-    const Vector<D> value =
-        (particle.momentum + particle.affine_momentum * node.node_position) * node.basis_value;
-    if constexpr (Mls) {
-      return value;
-    } else {
-      return value - particle.stress_impulse * node.basis_gradient;
+    Vector<D> value =
+        (particle.momentum_at_origin + particle.affine_momentum * node.node_position) *
+        node.basis_value;
+    if constexpr (!Mls) {
+      value -= particle.stress_impulse * node.basis_gradient;
     }
+    return value;
   }
 };
 

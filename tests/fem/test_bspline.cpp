@@ -279,11 +279,11 @@ TYPED_TEST(BSplineSpaceTest, ValueAndMomentOfAnyFieldAreTheSumsOverItsNodes) {
         weight *= spline(offset[d] / size);
         rest /= layers;
       }
-      for (int c = 0; c < dim; ++c) {
+      for (std::size_t c = 0; c < dim; ++c) {
         const double u = weight * dofs[static_cast<std::size_t>(node) * dim + c];
-        expected[static_cast<std::size_t>(c)] += u;
-        for (int d = 0; d < dim; ++d) {
-          expected[static_cast<std::size_t>(dim + c * dim + d)] += u * offset[d];
+        expected[c] += u;
+        for (std::size_t d = 0; d < dim; ++d) {
+          expected[dim + c * dim + d] += u * offset[d];
         }
       }
     }
