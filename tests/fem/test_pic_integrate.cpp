@@ -268,6 +268,63 @@ struct PositionLoadByNode {
   }
 };
 
+/// `count` random particles in the unit box: positions, measures, densities and velocities, on
+/// the host and in the pool (until destroyed).
+template <int D>
+struct RandomParticles {
+  std::size_t count;
+  std::vector<double> positions;
+  std::vector<double> measures;
+  std::vector<double> densities;
+  std::vector<double> velocities;
+  memory::Temporary<double> x;
+  memory::Temporary<double> m;
+  memory::Temporary<double> rho;
+  memory::Temporary<double> u;
+
+  RandomParticles(std::size_t n, unsigned seed, memory::Pool& pool)
+      : count(n),
+        positions(n * D),
+        measures(n),
+        densities(n),
+        velocities(n * D),
+        x(memory::borrow_temporary<double>(pool, n * D, "test.positions")),
+        m(memory::borrow_temporary<double>(pool, n, "test.measures")),
+        rho(memory::borrow_temporary<double>(pool, n, "test.densities")),
+        u(memory::borrow_temporary<double>(pool, n * D, "test.velocities")) {
+    std::mt19937 random(seed);
+    std::uniform_real_distribution<double> unit(0.0, 1.0);
+    for (auto& coordinate : positions) {
+      coordinate = unit(random);
+    }
+    for (std::size_t p = 0; p < n; ++p) {
+      measures[p] = 1e-3 * (1.0 + unit(random));
+      densities[p] = 900.0 + 200.0 * unit(random);
+    }
+    for (auto& v : velocities) {
+      v = unit(random) - 0.5;
+    }
+    test::copy_to_device(x.view(), positions);
+    test::copy_to_device(m.view(), measures);
+    test::copy_to_device(rho.view(), densities);
+    test::copy_to_device(u.view(), velocities);
+  }
+};
+
+/// Every entry of `actual` within `tolerance` times the largest of `expected` (not zero).
+void expect_close(const std::vector<double>& actual, const std::vector<double>& expected,
+                  double tolerance, const char* what) {
+  ASSERT_EQ(actual.size(), expected.size()) << what;
+  double scale = 0.0;
+  for (const double value : expected) {
+    scale = std::max(scale, std::abs(value));
+  }
+  ASSERT_GT(scale, 0.0) << what;
+  for (std::size_t k = 0; k < expected.size(); ++k) {
+    EXPECT_NEAR(actual[k], expected[k], tolerance * scale) << what << " entry " << k;
+  }
+}
+
 template <class Space>
 class FusedLinearFormsTest : public test::BackendTest {};
 using FusedSpaces =
@@ -286,37 +343,13 @@ TYPED_TEST(FusedLinearFormsTest, AssemblesEachFormAsItsOwnCallDoes) {
   const TypeParam space(*grid, *this->pool_, *this->arena_);
   const SpaceRestriction scalar(space, cells, *this->arena_);
   const auto vector = with_components<dim>(scalar);
-  const std::size_t n = 700;
-  std::mt19937 random(23);
-  std::uniform_real_distribution<double> unit(0.0, 1.0);
-  std::vector<double> positions(n * dim);
-  std::vector<double> measures(n);
-  std::vector<double> densities(n);
-  std::vector<double> velocities(n * dim);
-  for (auto& x : positions) {
-    x = unit(random);
-  }
-  for (std::size_t p = 0; p < n; ++p) {
-    measures[p] = 1e-3 * (1.0 + unit(random));
-    densities[p] = 900.0 + 200.0 * unit(random);
-  }
-  for (auto& v : velocities) {
-    v = unit(random) - 0.5;
-  }
-  auto x = memory::borrow_temporary<double>(*this->pool_, positions.size(), "test.positions");
-  auto m = memory::borrow_temporary<double>(*this->pool_, n, "test.measures");
-  auto rho = memory::borrow_temporary<double>(*this->pool_, n, "test.densities");
-  auto u = memory::borrow_temporary<double>(*this->pool_, n * dim, "test.velocities");
-  test::copy_to_device(x.view(), positions);
-  test::copy_to_device(m.view(), measures);
-  test::copy_to_device(rho.view(), densities);
-  test::copy_to_device(u.view(), velocities);
+  const RandomParticles<dim> particles(700, 23, *this->pool_);
   quadrature::PicQuadrature pic(cells, *this->pool_);
-  pic.rebin(x.view(), m.view(), *this->arena_);
+  pic.rebin(particles.x.view(), particles.m.view(), *this->arena_);
 
   const auto nodes = static_cast<std::size_t>(space.node_count());
-  const ParticleMass mass_form{rho.view()};
-  const ParticleMomentum<dim> momentum_form{u.view()};
+  const ParticleMass mass_form{particles.rho.view()};
+  const ParticleMomentum<dim> momentum_form{particles.u.view()};
   auto mass = memory::borrow_temporary<double>(*this->pool_, nodes, "test.mass");
   auto momentum = memory::borrow_temporary<double>(*this->pool_, nodes * dim, "test.momentum");
   integrate(mass.view(), pic, scalar, mass_form, *this->arena_);
@@ -335,30 +368,19 @@ TYPED_TEST(FusedLinearFormsTest, AssemblesEachFormAsItsOwnCallDoes) {
   EXPECT_EQ(this->arena_->stats().live_handles, live) << "the scratch is given back";
   // The same sums in the same order; the compiler may contract a product into a sum differently
   // in the two kernels, so the entries agree to rounding.
-  const auto expect_close = [](const std::vector<double>& actual,
-                               const std::vector<double>& expected, const char* what) {
-    ASSERT_EQ(actual.size(), expected.size()) << what;
-    double scale = 0.0;
-    for (const double value : expected) {
-      scale = std::max(scale, std::abs(value));
-    }
-    for (std::size_t k = 0; k < expected.size(); ++k) {
-      EXPECT_NEAR(actual[k], expected[k], 1e-14 * scale) << what << " entry " << k;
-    }
-  };
   expect_close(test::copy_to_host(memory::ArrayView<const double>(fused_mass.view())),
-               expected_mass, "mass");
+               expected_mass, 1e-14, "mass");
   expect_close(test::copy_to_host(memory::ArrayView<const double>(fused_momentum.view())),
-               expected_momentum, "momentum");
+               expected_momentum, 1e-14, "momentum");
   double total = 0.0;
   for (const double value : expected_mass) {
     total += value;
   }
-  double particles = 0.0;
-  for (std::size_t p = 0; p < n; ++p) {
-    particles += measures[p] * densities[p];
+  double particle_mass = 0.0;
+  for (std::size_t p = 0; p < particles.count; ++p) {
+    particle_mass += particles.measures[p] * particles.densities[p];
   }
-  EXPECT_NEAR(total, particles, 1e-12 * particles) << "the basis sums to one";
+  EXPECT_NEAR(total, particle_mass, 1e-12 * particle_mass) << "the basis sums to one";
 
   // A vector of the wrong size in the second form: an error naming it, and the first form's
   // vector as it was.
@@ -387,33 +409,9 @@ TYPED_TEST(FusedLinearFormsTest, ANodeAtATimeAssemblesWhatAComponentAtATimeDoes)
   const TypeParam space(*grid, *this->pool_, *this->arena_);
   const SpaceRestriction scalar(space, cells, *this->arena_);
   const auto vector = with_components<dim>(scalar);
-  const std::size_t n = 300;
-  std::mt19937 random(41);
-  std::uniform_real_distribution<double> unit(0.0, 1.0);
-  std::vector<double> positions(n * dim);
-  std::vector<double> measures(n);
-  std::vector<double> densities(n);
-  std::vector<double> velocities(n * dim);
-  for (auto& x : positions) {
-    x = unit(random);
-  }
-  for (std::size_t p = 0; p < n; ++p) {
-    measures[p] = 1e-3 * (1.0 + unit(random));
-    densities[p] = 900.0 + 200.0 * unit(random);
-  }
-  for (auto& v : velocities) {
-    v = unit(random) - 0.5;
-  }
-  auto x = memory::borrow_temporary<double>(*this->pool_, positions.size(), "test.positions");
-  auto m = memory::borrow_temporary<double>(*this->pool_, n, "test.measures");
-  auto rho = memory::borrow_temporary<double>(*this->pool_, n, "test.densities");
-  auto u = memory::borrow_temporary<double>(*this->pool_, n * dim, "test.velocities");
-  test::copy_to_device(x.view(), positions);
-  test::copy_to_device(m.view(), measures);
-  test::copy_to_device(rho.view(), densities);
-  test::copy_to_device(u.view(), velocities);
+  const RandomParticles<dim> particles(300, 41, *this->pool_);
   quadrature::PicQuadrature pic(cells, *this->pool_);
-  pic.rebin(x.view(), m.view(), *this->arena_);
+  pic.rebin(particles.x.view(), particles.m.view(), *this->arena_);
 
   const auto nodes = static_cast<std::size_t>(space.node_count());
   const auto assembled = [&](std::size_t size, const auto& call) {
@@ -421,20 +419,8 @@ TYPED_TEST(FusedLinearFormsTest, ANodeAtATimeAssemblesWhatAComponentAtATimeDoes)
     call(out.view());
     return test::copy_to_host(memory::ArrayView<const double>(out.view()));
   };
-  const auto expect_close = [](const std::vector<double>& actual,
-                               const std::vector<double>& expected, const char* what) {
-    ASSERT_EQ(actual.size(), expected.size()) << what;
-    double scale = 0.0;
-    for (const double value : expected) {
-      scale = std::max(scale, std::abs(value));
-    }
-    ASSERT_GT(scale, 0.0) << what;
-    for (std::size_t k = 0; k < expected.size(); ++k) {
-      EXPECT_NEAR(actual[k], expected[k], 1e-13 * scale) << what << " entry " << k;
-    }
-  };
-  const ParticleMomentum<dim> momentum{u.view()};
-  const ParticleMass mass{rho.view()};
+  const ParticleMomentum<dim> momentum{particles.u.view()};
+  const ParticleMass mass{particles.rho.view()};
   expect_close(assembled(nodes * dim,
                          [&](memory::ArrayView<double> out) {
                            integrate(out, pic, vector, ParticleMomentumByNode<dim>{momentum},
@@ -444,7 +430,7 @@ TYPED_TEST(FusedLinearFormsTest, ANodeAtATimeAssemblesWhatAComponentAtATimeDoes)
                          [&](memory::ArrayView<double> out) {
                            integrate(out, pic, vector, momentum, *this->arena_);
                          }),
-               "momentum");
+               1e-13, "momentum");
   expect_close(assembled(nodes * dim,
                          [&](memory::ArrayView<double> out) {
                            integrate(out, pic, vector, PositionLoadByNode{}, *this->arena_);
@@ -453,18 +439,19 @@ TYPED_TEST(FusedLinearFormsTest, ANodeAtATimeAssemblesWhatAComponentAtATimeDoes)
                          [&](memory::ArrayView<double> out) {
                            integrate(out, pic, vector, PositionLoad{}, *this->arena_);
                          }),
-               "position load (no per-particle part)");
+               1e-13, "position load (no per-particle part)");
   const auto per_component_mass = assembled(nodes, [&](memory::ArrayView<double> out) {
     integrate(out, pic, scalar, mass, *this->arena_);
   });
   auto fused_mass = memory::borrow_temporary<double>(*this->pool_, nodes, "test.fused_mass");
   auto fused_momentum =
       memory::borrow_temporary<double>(*this->pool_, nodes * dim, "test.fused_momentum");
-  integrate(std::tuple{LinearForm{fused_momentum.view(), vector, momentum},
-                       LinearForm{fused_mass.view(), scalar, ParticleMassByNode{rho.view()}}},
-            pic, *this->arena_);
+  integrate(
+      std::tuple{LinearForm{fused_momentum.view(), vector, momentum},
+                 LinearForm{fused_mass.view(), scalar, ParticleMassByNode{particles.rho.view()}}},
+      pic, *this->arena_);
   expect_close(test::copy_to_host(memory::ArrayView<const double>(fused_mass.view())),
-               per_component_mass, "mass beside a form a component at a time");
+               per_component_mass, 1e-13, "mass beside a form a component at a time");
 }
 
 }  // namespace
