@@ -100,7 +100,8 @@ struct DiscreteFieldView {
   /// gradient of a linear field exactly).
   /// On elements whose functions are products of 1D ones (B-splines) the sums run axis by axis:
   /// a row of nodes along the first axis at a time, then the rows of a plane, then the planes,
-  /// each level weighting the one below by its axis's functions (a third fewer products in 3D).
+  /// each level weighting the one below by its axis's functions (a quarter fewer products for a
+  /// 3-component field in 3D, and no table of the basis values).
   AFEM_HOST_DEVICE ValueAndMoment<dim, components> value_and_moment(const Sample<dim>& s) const {
     static_assert(detail::GridMap<typename SpaceView::GeometryView>,
                   "value_and_moment: the field's space must be on a grid");

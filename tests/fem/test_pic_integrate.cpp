@@ -421,16 +421,15 @@ TYPED_TEST(FusedLinearFormsTest, ANodeAtATimeAssemblesWhatAComponentAtATimeDoes)
   };
   const ParticleMomentum<dim> momentum{particles.u.view()};
   const ParticleMass mass{particles.rho.view()};
+  const auto per_component_momentum = assembled(nodes * dim, [&](memory::ArrayView<double> out) {
+    integrate(out, pic, vector, momentum, *this->arena_);
+  });
   expect_close(assembled(nodes * dim,
                          [&](memory::ArrayView<double> out) {
                            integrate(out, pic, vector, ParticleMomentumByNode<dim>{momentum},
                                      *this->arena_);
                          }),
-               assembled(nodes * dim,
-                         [&](memory::ArrayView<double> out) {
-                           integrate(out, pic, vector, momentum, *this->arena_);
-                         }),
-               1e-13, "momentum");
+               per_component_momentum, 1e-13, "momentum");
   expect_close(assembled(nodes * dim,
                          [&](memory::ArrayView<double> out) {
                            integrate(out, pic, vector, PositionLoadByNode{}, *this->arena_);
@@ -446,12 +445,22 @@ TYPED_TEST(FusedLinearFormsTest, ANodeAtATimeAssemblesWhatAComponentAtATimeDoes)
   auto fused_mass = memory::borrow_temporary<double>(*this->pool_, nodes, "test.fused_mass");
   auto fused_momentum =
       memory::borrow_temporary<double>(*this->pool_, nodes * dim, "test.fused_momentum");
+  const ParticleMassByNode mass_by_node{particles.rho.view()};
+  const auto expect_fused = [&](const char* what) {
+    expect_close(test::copy_to_host(memory::ArrayView<const double>(fused_mass.view())),
+                 per_component_mass, 1e-13, what);
+    expect_close(test::copy_to_host(memory::ArrayView<const double>(fused_momentum.view())),
+                 per_component_momentum, 1e-13, what);
+  };
+  integrate(std::tuple{LinearForm{fused_momentum.view(), vector, momentum},
+                       LinearForm{fused_mass.view(), scalar, mass_by_node}},
+            pic, *this->arena_);
+  expect_fused("a node at a time beside a component at a time");
   integrate(
-      std::tuple{LinearForm{fused_momentum.view(), vector, momentum},
-                 LinearForm{fused_mass.view(), scalar, ParticleMassByNode{particles.rho.view()}}},
+      std::tuple{LinearForm{fused_momentum.view(), vector, ParticleMomentumByNode<dim>{momentum}},
+                 LinearForm{fused_mass.view(), scalar, mass_by_node}},
       pic, *this->arena_);
-  expect_close(test::copy_to_host(memory::ArrayView<const double>(fused_mass.view())),
-               per_component_mass, 1e-13, "mass beside a form a component at a time");
+  expect_fused("both a node at a time");
 }
 
 }  // namespace

@@ -251,5 +251,78 @@ TYPED_TEST(PicInterpolateTest, ValuesAndGradientsAtParticlesMatchTheFieldEverywh
   EXPECT_GE(p.count, dim + 1);       // at least every linear term
 }
 
+/// The field's value and first moment about the sample, then the sample's reference coordinates.
+template <int D>
+struct ValueMomentAndCoords {
+  template <class S, class Field>
+  AFEM_HOST_DEVICE Eigen::Matrix<double, 2 * D + 1, 1> operator()(const S& s,
+                                                                  const Field& u) const {
+    const auto at = u.value_and_moment(s);
+    Eigen::Matrix<double, 2 * D + 1, 1> out;
+    out[0] = at.value;
+    out.template segment<D>(1) = at.moment.transpose();
+    out.template tail<D>() = s.coords;
+    return out;
+  }
+};
+
+/// The field x_axis (interpolating it sets each coefficient to its node's coordinate).
+struct Coordinate {
+  int axis = 0;
+  template <int D>
+  AFEM_HOST_DEVICE double operator()(const Sample<D>& s) const {
+    return s.x[axis];
+  }
+};
+
+template <class G>
+class Q1MomentTest : public test::BackendTest {};
+using Q1Grids = ::testing::Types<geometry::Grid2D, geometry::Grid3D>;
+TYPED_TEST_SUITE(Q1MomentTest, Q1Grids);
+
+// value_and_moment on a Lagrange space on a grid (the node-by-node sums): Q1 reproduces linear
+// fields, so the moment of u = 1 is 0, and that of u = x_d is h^2 xi_d (1 - xi_d) along d and 0
+// across, at particles on corners, faces, diagonals and inside cells.
+TYPED_TEST(Q1MomentTest, ValueAndMomentOfLinearFieldsAreTheClosedForm) {
+  constexpr int dim = TypeParam::dimension;
+  const int n = 4;
+  const double h = 1.0 / n;
+  auto grid = test::UnitBox<TypeParam>::make(n, *this->pool_, *this->arena_);
+  const LagrangeSpace<TypeParam, 1, 1> space(*grid, *this->pool_, *this->arena_);
+  DiscreteField field(space);
+  const std::vector<double> positions = particle_positions(dim, n);
+  const std::size_t count = positions.size() / dim;
+  auto x = memory::borrow_temporary<double>(*this->pool_, positions.size(), "test.positions");
+  auto measure = memory::borrow_temporary<double>(*this->pool_, count, "test.measures");
+  test::copy_to_device(x.view(), positions);
+  test::copy_to_device(measure.view(), std::vector<double>(count, 1e-3));
+  quadrature::PicQuadrature pic(*grid, *this->pool_);
+  pic.rebin(x.view(), measure.view(), *this->arena_);
+  ASSERT_EQ(pic.outside_count(), 0);
+  constexpr std::size_t width = 2 * dim + 1;
+  auto out = memory::borrow_temporary<double>(*this->pool_, count * width, "test.moments");
+  for (int axis = -1; axis < dim; ++axis) {  // -1: every coefficient 1
+    if (axis < 0) {
+      test::copy_to_device(field.dofs(),
+                           std::vector<double>(static_cast<std::size_t>(space.node_count()), 1.0));
+    } else {
+      interpolate(field, Coordinate{axis}, *this->arena_);
+    }
+    interpolate(out.view(), pic, ValueMomentAndCoords<dim>{}, *this->arena_, field);
+    const auto at = test::copy_to_host(memory::ArrayView<const double>(out.view()));
+    for (std::size_t i = 0; i < count; ++i) {
+      const double* row = &at[i * width];
+      const double expected = axis < 0 ? 1.0 : positions[i * dim + static_cast<std::size_t>(axis)];
+      EXPECT_NEAR(row[0], expected, 1e-13) << "particle " << i << " field " << axis;
+      for (int d = 0; d < dim; ++d) {
+        const double xi = row[1 + dim + d];
+        const double moment = d == axis ? h * h * xi * (1.0 - xi) : 0.0;
+        EXPECT_NEAR(row[1 + d], moment, 1e-14)
+            << "particle " << i << " field " << axis << " moment " << d;
+      }
+    }
+  }
+}
+
 }  // namespace
 }  // namespace afem::fem
