@@ -178,6 +178,28 @@ std::vector<double> particle_positions(int dim, int n) {
   return positions;
 }
 
+/// The particles of particle_positions() binned on `geometry` (n cells per axis), measure 1e-3
+/// each; their buffers in the pool until destroyed.
+template <class G>
+struct BinnedParticles {
+  std::vector<double> positions;
+  std::size_t count;
+  memory::Temporary<double> x;
+  memory::Temporary<double> measure;
+  quadrature::PicQuadrature<G> pic;
+
+  BinnedParticles(const G& geometry, int n, memory::Pool& pool, memory::Arena& arena)
+      : positions(particle_positions(G::dimension, n)),
+        count(positions.size() / G::dimension),
+        x(memory::borrow_temporary<double>(pool, positions.size(), "test.positions")),
+        measure(memory::borrow_temporary<double>(pool, count, "test.measures")),
+        pic(geometry, pool) {
+    test::copy_to_device(x.view(), positions);
+    test::copy_to_device(measure.view(), std::vector<double>(count, 1e-3));
+    pic.rebin(x.view(), measure.view(), arena);
+  }
+};
+
 TYPED_TEST(PicInterpolateTest, ValuesAndGradientsAtParticlesMatchTheFieldEverywhere) {
   using G = typename TypeParam::Geometry;
   constexpr int dim = G::dimension;
@@ -191,14 +213,10 @@ TYPED_TEST(PicInterpolateTest, ValuesAndGradientsAtParticlesMatchTheFieldEverywh
   const Polynomial p(dim, TypeParam::degree, tensor);
   interpolate(field, Exact<dim, nc>{p}, *this->arena_);
 
-  const std::vector<double> positions = particle_positions(dim, n);
-  const std::size_t count = positions.size() / dim;
-  auto x = memory::borrow_temporary<double>(*this->pool_, positions.size(), "test.positions");
-  auto measure = memory::borrow_temporary<double>(*this->pool_, count, "test.measures");
-  test::copy_to_device(x.view(), positions);
-  test::copy_to_device(measure.view(), std::vector<double>(count, 1e-3));
-  quadrature::PicQuadrature pic(*geometry, *this->pool_);
-  pic.rebin(x.view(), measure.view(), *this->arena_);
+  const BinnedParticles particles(*geometry, n, *this->pool_, *this->arena_);
+  const std::vector<double>& positions = particles.positions;
+  const std::size_t count = particles.count;
+  const auto& pic = particles.pic;
   ASSERT_EQ(pic.outside_count(), 0);
 
   // Each particle sits in the closure of the cell it was binned to, at reference coordinates that
@@ -290,14 +308,10 @@ TYPED_TEST(Q1MomentTest, ValueAndMomentOfLinearFieldsAreTheClosedForm) {
   auto grid = test::UnitBox<TypeParam>::make(n, *this->pool_, *this->arena_);
   const LagrangeSpace<TypeParam, 1, 1> space(*grid, *this->pool_, *this->arena_);
   DiscreteField field(space);
-  const std::vector<double> positions = particle_positions(dim, n);
-  const std::size_t count = positions.size() / dim;
-  auto x = memory::borrow_temporary<double>(*this->pool_, positions.size(), "test.positions");
-  auto measure = memory::borrow_temporary<double>(*this->pool_, count, "test.measures");
-  test::copy_to_device(x.view(), positions);
-  test::copy_to_device(measure.view(), std::vector<double>(count, 1e-3));
-  quadrature::PicQuadrature pic(*grid, *this->pool_);
-  pic.rebin(x.view(), measure.view(), *this->arena_);
+  const BinnedParticles particles(*grid, n, *this->pool_, *this->arena_);
+  const std::vector<double>& positions = particles.positions;
+  const std::size_t count = particles.count;
+  const auto& pic = particles.pic;
   ASSERT_EQ(pic.outside_count(), 0);
   constexpr std::size_t width = 2 * dim + 1;
   auto out = memory::borrow_temporary<double>(*this->pool_, count * width, "test.moments");
