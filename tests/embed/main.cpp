@@ -1,12 +1,14 @@
-// An embedding program: a per-step arena over a pool, scratch for a Thrust sort, and the report.
+// An embedding program: a per-step arena over a pool, the library's sort and a Thrust scan drawing
+// their scratch from it, and the report.
+#include <cstdint>
 #include <cstdio>
-#include <vector>
 
 #include <arenafem/memory/arena.hpp>
+#include <arenafem/memory/radix_sort.hpp>
 #include <arenafem/memory/temporary.hpp>
 
 #if !AFEM_HAS_CUDA
-#include <thrust/sort.h>
+#include <thrust/scan.h>
 
 #include <arenafem/memory/thrust_allocator.hpp>
 #endif
@@ -18,20 +20,36 @@ int main() {
   std::size_t upstream_after_first_step = 0;
   for (int step = 0; step < 10; ++step) {
     mem::ArenaScope scope(arena);
-    auto keys = mem::borrow_temporary<int>(arena, 100000, "embed.keys");
-    auto view = keys.view();
-    for (std::size_t i = 0; i < view.size(); ++i) {
-      view[i] = static_cast<int>((i * 7919) % 100003);
+    const std::size_t n = 100000;
+    auto keys = mem::borrow_temporary<std::int32_t>(arena, n, "embed.keys");
+    auto places = mem::borrow_temporary<std::int32_t>(arena, n, "embed.places");
+    auto key = keys.view();
+    auto place = places.view();
+    for (std::size_t i = 0; i < n; ++i) {
+      key[i] = static_cast<std::int32_t>((i * 7919) % 1009);
+      place[i] = static_cast<std::int32_t>(i);
     }
-#if !AFEM_HAS_CUDA
-    thrust::sort(mem::arena_policy(arena), view.begin(), view.end());
-#endif
-    for (std::size_t i = 1; i < view.size(); ++i) {
-      if (view[i - 1] > view[i]) {
-        std::fprintf(stderr, "embed: keys not sorted at %zu\n", i);
+    mem::radix_sort_by_key(key, place, arena);
+    for (std::size_t i = 1; i < n; ++i) {
+      const bool ordered = key[i - 1] < key[i] || (key[i - 1] == key[i] && place[i - 1] < place[i]);
+      if (!ordered) {
+        std::fprintf(stderr, "embed: keys not stably sorted at %zu\n", i);
         return 1;
       }
     }
+#if !AFEM_HAS_CUDA
+    // Each position, from a scan of ones.
+    for (std::size_t i = 0; i < n; ++i) {
+      place[i] = 1;
+    }
+    thrust::exclusive_scan(mem::arena_policy(arena), place.begin(), place.end(), place.begin());
+    for (std::size_t i = 0; i < n; ++i) {
+      if (place[i] != static_cast<std::int32_t>(i)) {
+        std::fprintf(stderr, "embed: the scan gave %d at %zu\n", place[i], i);
+        return 1;
+      }
+    }
+#endif
     if (step == 0) {
       upstream_after_first_step = pool.stats().upstream_allocations;
     }
