@@ -393,6 +393,9 @@ void integrate(BsrMatrix<R, C>& matrix, const Q& quadrature, const Test& test, c
   static_assert(Test::components == R && Trial::components == C,
                 "integrate (bilinear form): the matrix's blocks must have as many rows as the test "
                 "space has components and as many columns as the trial space");
+  static_assert(!detail::tests_by_node<Integrand>(),
+                "integrate (bilinear form): tests_by_node is for linear forms; a bilinear "
+                "integrand takes a test and a trial function at a time");
   if constexpr (detail::PreparedIntegrand<Integrand, dim, detail::FieldArgument<Fields>...>) {
     using Prepared = detail::PreparedType<Integrand, dim, detail::FieldArgument<Fields>...>;
     static_assert(std::is_invocable_r_v<double, const Integrand&, const Prepared&,
@@ -460,6 +463,27 @@ struct LinearForm {
 
 namespace detail {
 
+/// Whether f(args...) can be called and returns a node's values for `Components` test functions:
+/// a number for one component, else a column of exactly `Components` rows at compile time (a
+/// dynamic-size vector would convert to FieldValue and fail only when run).
+template <int Components, class F, class... Args>
+constexpr bool node_values_shape() {
+  if constexpr (!std::is_invocable_v<F, Args...>) {
+    return false;
+  } else {
+    using Result = std::remove_cvref_t<std::invoke_result_t<F, Args...>>;
+    if constexpr (requires {
+                    Result::RowsAtCompileTime;
+                    Result::ColsAtCompileTime;
+                  }) {
+      return Components > 1 && Result::RowsAtCompileTime == Components &&
+             Result::ColsAtCompileTime == 1;
+    } else {
+      return Components == 1 && std::is_convertible_v<Result, double>;
+    }
+  }
+}
+
 /// Compile-time checks of a linear integrand for test functions of `Components` components.
 template <class Integrand, int D, int Components, class... Fields>
 constexpr void check_linear_integrand() {
@@ -469,8 +493,7 @@ constexpr void check_linear_integrand() {
     if constexpr (PreparedIntegrand<Integrand, D, FieldArgument<Fields>...>) {
       using Prepared = PreparedType<Integrand, D, FieldArgument<Fields>...>;
       static_assert(
-          std::is_invocable_r_v<FieldValue<D, Components>, const Integrand&, const Prepared&,
-                                const Node&>,
+          node_values_shape<Components, const Integrand&, const Prepared&, const Node&>(),
           "integrate (linear form): an integrand with tests_by_node and prepare(sample, "
           "fields...) must be callable as f(prepared, node) with a NodeBasis and return the "
           "node's values, a FieldValue<D, components>");
@@ -478,12 +501,11 @@ constexpr void check_linear_integrand() {
                     "integrate (linear form): prepare() returns an Eigen expression, which refers "
                     "to its own locals; return a plain matrix or vector (.eval())");
     } else {
-      static_assert(
-          std::is_invocable_r_v<FieldValue<D, Components>, const Integrand&, const Sample<D>&,
-                                const Node&, const FieldArgument<Fields>&...>,
-          "integrate (linear form): an integrand with tests_by_node must be callable "
-          "as f(sample, node, fields...) with a NodeBasis and return the node's values, "
-          "a FieldValue<D, components>");
+      static_assert(node_values_shape<Components, const Integrand&, const Sample<D>&, const Node&,
+                                      const FieldArgument<Fields>&...>(),
+                    "integrate (linear form): an integrand with tests_by_node must be callable "
+                    "as f(sample, node, fields...) with a NodeBasis and return the node's values, "
+                    "a FieldValue<D, components>");
     }
   } else if constexpr (PreparedIntegrand<Integrand, D, FieldArgument<Fields>...>) {
     using Prepared = PreparedType<Integrand, D, FieldArgument<Fields>...>;

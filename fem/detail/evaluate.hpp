@@ -265,6 +265,11 @@ private:
   Constant constant_;
 };
 
+/// n^d: the nodes of a tensor product of d lines of n nodes.
+constexpr int line_product_count(int n, int d) {
+  return d == 0 ? 1 : n * line_product_count(n, d - 1);
+}
+
 /// An element whose basis functions are products of 1D functions, line_node_count nodes along
 /// every axis numbered with the first axis fastest, each axis's functions given by
 /// line_values(xi, line) (quadratic B-splines): sums over its nodes can run axis by axis.
@@ -273,7 +278,8 @@ concept LineFactoredElement =
     requires(const typename Element::Coords& xi,
              double (&line)[Element::dimension][Element::line_node_count]) {
   Element::line_values(xi, line);
-};
+}
+&&line_product_count(Element::line_node_count, Element::dimension) == Element::node_count;
 
 /// The reference coordinates of an element's nodes, as constants.
 template <class Element>

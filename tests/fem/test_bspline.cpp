@@ -17,6 +17,7 @@
 #include "arenafem/fem/field.hpp"
 #include "arenafem/fem/integrate.hpp"
 #include "arenafem/fem/interpolate.hpp"
+#include "arenafem/fem/lagrange_element.hpp"
 #include "arenafem/fem/space_restriction.hpp"
 #include "arenafem/geometry/grid.hpp"
 #include "arenafem/quadrature/pic_quadrature.hpp"
@@ -243,6 +244,29 @@ struct VectorValueAndMomentAt {
     return out;
   }
 };
+
+/// An element that gives line values but numbers fewer nodes than their products: its sums must
+/// not run axis by axis.
+struct TruncatedLines {
+  static constexpr int dimension = 2;
+  static constexpr int node_count = 4;
+  static constexpr int line_node_count = 3;
+  using Coords = Eigen::Vector2d;
+  static void line_values(const Coords& /*xi*/, double (&line)[2][3]) {
+    for (auto& axis : line) {
+      for (double& value : axis) {
+        value = 0.0;
+      }
+    }
+  }
+};
+
+// Which elements value_and_moment sums axis by axis: the B-splines, not the Lagrange elements
+// (no line values) nor an element whose nodes are not all the products of its lines.
+static_assert(detail::LineFactoredElement<BSplineElement<2>>);
+static_assert(detail::LineFactoredElement<BSplineElement<3>>);
+static_assert(!detail::LineFactoredElement<LagrangeElement<geometry::CellType::quadrilateral, 2>>);
+static_assert(!detail::LineFactoredElement<TruncatedLines>);
 
 TYPED_TEST(BSplineSpaceTest, ValueAndMomentOfAnyFieldAreTheSumsOverItsNodes) {
   // A vector field of random coefficients: its value sum_k N_k u_k and moment sum_k N_k u_k (x_k -
