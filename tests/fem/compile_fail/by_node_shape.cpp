@@ -1,6 +1,5 @@
 // Must not compile: an integrand that takes a node at a time (tests_by_node) but returns one
 // number for a two-component space, where it must return the node's two values.
-#include "arenafem/fem/component_restriction.hpp"
 #include "assemble.hpp"
 
 struct OneNumberForTwoComponents {
@@ -11,13 +10,6 @@ struct OneNumberForTwoComponents {
   }
 };
 
-namespace compile_fail {
-
-void assemble_vector(afem::memory::ArrayView<double> vector,
-                     const afem::quadrature::Quadrature<Cells>& q, const Restriction& r,
-                     afem::memory::Arena& scratch) {
-  afem::fem::integrate(vector, q, afem::fem::with_components<2>(r), OneNumberForTwoComponents{},
-                       scratch);
-}
-
-}  // namespace compile_fail
+template void compile_fail::assemble_vector<2, OneNumberForTwoComponents>(
+    afem::memory::ArrayView<double>, const afem::quadrature::Quadrature<compile_fail::Cells>&,
+    const compile_fail::Restriction&, afem::memory::Arena&);

@@ -1,7 +1,6 @@
 // Must not compile: an integrand that takes a node at a time (tests_by_node) but returns three
 // values for a two-component space, refused with the rule's message rather than Eigen's deep inside
 // the assembly.
-#include "arenafem/fem/component_restriction.hpp"
 #include "assemble.hpp"
 
 struct ThreeValuesForTwoComponents {
@@ -13,13 +12,6 @@ struct ThreeValuesForTwoComponents {
   }
 };
 
-namespace compile_fail {
-
-void assemble_vector(afem::memory::ArrayView<double> vector,
-                     const afem::quadrature::Quadrature<Cells>& q, const Restriction& r,
-                     afem::memory::Arena& scratch) {
-  afem::fem::integrate(vector, q, afem::fem::with_components<2>(r), ThreeValuesForTwoComponents{},
-                       scratch);
-}
-
-}  // namespace compile_fail
+template void compile_fail::assemble_vector<2, ThreeValuesForTwoComponents>(
+    afem::memory::ArrayView<double>, const afem::quadrature::Quadrature<compile_fail::Cells>&,
+    const compile_fail::Restriction&, afem::memory::Arena&);
