@@ -18,7 +18,9 @@
 ///   with the same element on both sides only half of each element matrix is evaluated;
 /// - `static constexpr bool tests_by_node = true` (linear): called once per node with a
 ///   NodeBasis (the node's scalar basis function) instead of once per node and component, it
-///   returns the form's values at the node's C test functions, a FieldValue<D, C>;
+///   returns the form's values at the node's C test functions, a FieldValue<D, C> (a number, or a
+///   column of exactly C rows; any other shape, or the flag on a bilinear integrand, is refused
+///   at compile time);
 /// - `prepare(sample, fields...)`: called once per sample; its result stands for the sample and
 ///   the fields in the calls per function, f(prepared, test) and f(prepared, test, trial).
 
