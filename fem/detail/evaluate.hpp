@@ -275,11 +275,11 @@ constexpr int line_product_count(int n, int d) {
 /// line_values(xi, line) (quadratic B-splines): sums over its nodes can run axis by axis.
 template <class Element>
 concept LineFactoredElement =
+    (line_product_count(Element::line_node_count, Element::dimension) == Element::node_count) &&
     requires(const typename Element::Coords& xi,
              double (&line)[Element::dimension][Element::line_node_count]) {
   Element::line_values(xi, line);
-}
-&&line_product_count(Element::line_node_count, Element::dimension) == Element::node_count;
+};
 
 /// The reference coordinates of an element's nodes, as constants.
 template <class Element>
