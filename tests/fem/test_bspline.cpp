@@ -26,6 +26,35 @@
 #include "support/backend_test.hpp"
 
 namespace afem::fem {
+
+// In a named namespace: nvcc warns of members of an unnamed one that only a concept reads.
+namespace line_factored_checks {
+
+/// An element that gives line values but numbers fewer nodes than their products: its sums must
+/// not run axis by axis.
+struct TruncatedLines {
+  static constexpr int dimension = 2;
+  static constexpr int node_count = 4;
+  static constexpr int line_node_count = 3;
+  using Coords = Eigen::Vector2d;
+  static void line_values(const Coords& /*xi*/, double (&line)[2][3]) {
+    for (auto& axis : line) {
+      for (double& value : axis) {
+        value = 0.0;
+      }
+    }
+  }
+};
+
+// Which elements value_and_moment sums axis by axis: the B-splines, not the Lagrange elements
+// (no line values) nor an element whose nodes are not all the products of its lines.
+static_assert(detail::LineFactoredElement<BSplineElement<2>>);
+static_assert(detail::LineFactoredElement<BSplineElement<3>>);
+static_assert(!detail::LineFactoredElement<LagrangeElement<geometry::CellType::quadrilateral, 2>>);
+static_assert(!detail::LineFactoredElement<TruncatedLines>);
+
+}  // namespace line_factored_checks
+
 namespace {
 
 /// The quadratic B-spline N(t) centred at 0, and its derivative.
@@ -244,29 +273,6 @@ struct VectorValueAndMomentAt {
     return out;
   }
 };
-
-/// An element that gives line values but numbers fewer nodes than their products: its sums must
-/// not run axis by axis.
-struct TruncatedLines {
-  static constexpr int dimension = 2;
-  static constexpr int node_count = 4;
-  static constexpr int line_node_count = 3;
-  using Coords = Eigen::Vector2d;
-  static void line_values(const Coords& /*xi*/, double (&line)[2][3]) {
-    for (auto& axis : line) {
-      for (double& value : axis) {
-        value = 0.0;
-      }
-    }
-  }
-};
-
-// Which elements value_and_moment sums axis by axis: the B-splines, not the Lagrange elements
-// (no line values) nor an element whose nodes are not all the products of its lines.
-static_assert(detail::LineFactoredElement<BSplineElement<2>>);
-static_assert(detail::LineFactoredElement<BSplineElement<3>>);
-static_assert(!detail::LineFactoredElement<LagrangeElement<geometry::CellType::quadrilateral, 2>>);
-static_assert(!detail::LineFactoredElement<TruncatedLines>);
 
 TYPED_TEST(BSplineSpaceTest, ValueAndMomentOfAnyFieldAreTheSumsOverItsNodes) {
   // A vector field of random coefficients: its value sum_k N_k u_k and moment sum_k N_k u_k (x_k -
