@@ -73,23 +73,16 @@ using Vector = Eigen::Matrix<double, D, 1>;
 /// Row-major D x D matrix of particle `p` in a buffer of D * D values per particle.
 template <int D>
 AFEM_HOST_DEVICE Matrix<D> load_matrix(memory::ArrayView<const double> values, std::size_t p) {
-  Matrix<D> m;
-  for (int r = 0; r < D; ++r) {
-    for (int c = 0; c < D; ++c) {
-      m(r, c) = values[p * D * D + static_cast<std::size_t>(r * D + c)];
-    }
-  }
-  return m;
+  // Read as one row-major block: scalar stores to the stack would stall the vector loads of the
+  // products that use it.
+  return Eigen::Map<const Eigen::Matrix<double, D, D, Eigen::RowMajor>>(&values[p * D * D]);
 }
 
 template <int D>
 AFEM_HOST_DEVICE void store_matrix(const Matrix<D>& m, memory::ArrayView<double> values,
                                    std::size_t p) {
-  for (int r = 0; r < D; ++r) {
-    for (int c = 0; c < D; ++c) {
-      values[p * D * D + static_cast<std::size_t>(r * D + c)] = m(r, c);
-    }
-  }
+  Eigen::Map<Eigen::Matrix<double, D, D, Eigen::RowMajor>> out(&values[p * D * D]);
+  out = m;
 }
 
 template <int D>
