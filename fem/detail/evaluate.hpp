@@ -322,16 +322,16 @@ struct NodePositions {
   AFEM_HOST_DEVICE NodePositions(const GView& geometry, std::int32_t cell) {
     if constexpr (GridMap<GView>) {
       constexpr int dim = GView::dimension;
-      constexpr NodeCoordinates<Element> reference = node_coordinates<Element>();
-      typename GView::Coords xi;
       std::int32_t index[dim];
       geometry.cell_grid_index(cell, index);
-      for (int k = 0; k < Element::node_count; ++k) {
-        for (int d = 0; d < dim; ++d) {
-          xi[d] = reference.at[k][d];
-        }
-        x[k] = geometry.grid_position(index, xi);
-      }
+      // The index converted once, as one vector, and the nodes unrolled so that their reference
+      // coordinates are constants: converted per node, the index went to the stack as scalars
+      // and was read back as a vector, a load that waits for the stores (on 3D B-splines a sixth
+      // of the particle-to-grid kernel), and the table of reference coordinates was copied to
+      // the stack for every cell.
+      const typename GView::Point at =
+          Eigen::Map<const Eigen::Matrix<std::int32_t, dim, 1>>(index).template cast<double>();
+      grid_nodes(geometry, at, std::make_integer_sequence<int, Element::node_count>{});
     } else {
       constexpr int nv = GView::Cell::vertex_count;
       constexpr NodeVertexWeights<Element, GView::cell_type> weights =
@@ -349,6 +349,24 @@ struct NodePositions {
         }
       }
     }
+  }
+
+private:
+  template <int... Node>
+  AFEM_HOST_DEVICE AFEM_INLINE void grid_nodes(const GView& geometry,
+                                               const typename GView::Point& index,
+                                               std::integer_sequence<int, Node...> /*n*/) {
+    (grid_node<Node>(geometry, index), ...);
+  }
+  template <int Node>
+  AFEM_HOST_DEVICE AFEM_INLINE void grid_node(const GView& geometry,
+                                              const typename GView::Point& index) {
+    constexpr NodeCoordinates<Element> reference = node_coordinates<Element>();
+    typename GView::Coords xi;
+    for (int d = 0; d < GView::dimension; ++d) {
+      xi[d] = reference.at[Node][d];
+    }
+    x[Node] = geometry.grid_position(index, xi);
   }
 };
 
