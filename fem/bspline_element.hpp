@@ -43,7 +43,7 @@ struct BSplineElement {
   }
 
   /// Basis values at `xi` (in [0, 1]^D): `values[node]`.
-  AFEM_HOST_DEVICE static void values(const Coords& xi, double* values) {
+  AFEM_HOST_DEVICE static AFEM_INLINE void values(const Coords& xi, double* values) {
     double line[D][3];
     line_values(xi, line);
     tensor_values(line, values, std::make_integer_sequence<int, node_count>{});

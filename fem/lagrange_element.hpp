@@ -149,7 +149,7 @@ struct LagrangeElement {
   }
 
   /// Basis gradients with respect to reference coordinates at `xi`: `gradients[node * dim + d]`.
-  AFEM_HOST_DEVICE static void gradients(const Coords& xi, double* gradients) {
+  AFEM_HOST_DEVICE static AFEM_INLINE void gradients(const Coords& xi, double* gradients) {
     if constexpr (simplex) {
       double lambda[dimension + 1];
       barycentric(xi, lambda);
