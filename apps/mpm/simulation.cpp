@@ -163,6 +163,9 @@ struct MomentumForm {
     Vector<D> momentum_at_origin;
     Matrix<D> affine_momentum;
     Matrix<D> stress_impulse;  ///< dt tau
+    /// Whether tau is a multiple of the identity (a fluid's): a node then takes one product by
+    /// its diagonal entry instead of D x D.
+    bool isotropic = false;
   };
   template <class Sample>
   AFEM_HOST_DEVICE AFEM_INLINE Particle prepare(const Sample& s) const {
@@ -170,7 +173,9 @@ struct MomentumForm {
     const MaterialView& material = materials(p);
     Particle particle{material.density * load_vector<D>(velocities, p),
                       material.density * load_matrix<D>(affine, p),
-                      dt * kirchhoff_stress<D>(material, load_matrix<D>(deformation, p))};
+                      dt * kirchhoff_stress<D>(material, load_matrix<D>(deformation, p)),
+                      material.kind == MaterialKind::fluid ||
+                          material.kind == MaterialKind::incompressible_fluid};
     if constexpr (Mls) {
       particle.affine_momentum -= particle.stress_impulse * inverse_moment.asDiagonal();
     }
@@ -187,7 +192,11 @@ struct MomentumForm {
         (particle.momentum_at_origin + particle.affine_momentum * node.node_position) *
         node.basis_value;
     if constexpr (!Mls) {
-      value -= particle.stress_impulse * node.basis_gradient;
+      if (particle.isotropic) {
+        value -= particle.stress_impulse(0, 0) * node.basis_gradient;
+      } else {
+        value -= particle.stress_impulse * node.basis_gradient;
+      }
     }
     return value;
   }
