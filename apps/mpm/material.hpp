@@ -222,6 +222,12 @@ AFEM_HOST_DEVICE AFEM_NOINLINE Eigen::Matrix<double, D, D> hencky_stress(
 
 }  // namespace detail
 
+/// Whether kirchhoff_stress of this material is always a multiple of the identity (the fluids'
+/// pressures), so that a product by it is a product by its first diagonal entry.
+AFEM_HOST_DEVICE constexpr bool isotropic_stress(MaterialKind kind) {
+  return kind == MaterialKind::fluid || kind == MaterialKind::incompressible_fluid;
+}
+
 /// The Kirchhoff stress of a particle with deformation gradient `f` (inline: a stress returned
 /// through memory and read back as vectors stalls the momentum form).
 template <int D>

@@ -163,8 +163,8 @@ struct MomentumForm {
     Vector<D> momentum_at_origin;
     Matrix<D> affine_momentum;
     Matrix<D> stress_impulse;  ///< dt tau
-    /// Whether tau is a multiple of the identity (a fluid's): a node then takes one product by
-    /// its diagonal entry instead of D x D.
+    /// Whether tau is a multiple of the identity (isotropic_stress): a node then takes one
+    /// product by its diagonal entry instead of D x D.
     bool isotropic = false;
   };
   template <class Sample>
@@ -174,8 +174,7 @@ struct MomentumForm {
     Particle particle{material.density * load_vector<D>(velocities, p),
                       material.density * load_matrix<D>(affine, p),
                       dt * kirchhoff_stress<D>(material, load_matrix<D>(deformation, p)),
-                      material.kind == MaterialKind::fluid ||
-                          material.kind == MaterialKind::incompressible_fluid};
+                      isotropic_stress(material.kind)};
     if constexpr (Mls) {
       particle.affine_momentum -= particle.stress_impulse * inverse_moment.asDiagonal();
     }

@@ -1,7 +1,7 @@
 // The MPM materials' pointwise updates: the fluid's cube root and Tait stress against the
-// standard library, the Tait pressure's limit on its sound speed, the symmetric eigen-decomposition
-// behind the sand's Hencky strain against Eigen's solver, and the end-of-step projection of each
-// material.
+// standard library, which stresses are multiples of the identity, the Tait pressure's limit on its
+// sound speed, the symmetric eigen-decomposition behind the sand's Hencky strain against Eigen's
+// solver, and the end-of-step projection of each material.
 #include <gtest/gtest.h>
 
 #include <Eigen/Eigenvalues>
@@ -64,6 +64,22 @@ TEST(MpmMaterial, TaitStressMatchesTheClosedForm) {
         }
       }
     }
+  }
+}
+
+// The momentum form multiplies by a stress's first diagonal entry alone where isotropic_stress
+// says so: under a sheared, stretched F every such material's stress is that entry times the
+// identity, and every other material's is not.
+TEST(MpmMaterial, IsotropicStressIsAMultipleOfTheIdentityUnderAnyDeformation) {
+  Eigen::Matrix3d f;
+  f << 1.05, 0.2, 0.0, -0.1, 0.9, 0.15, 0.05, 0.0, 1.1;
+  for (const MaterialKind kind : {MaterialKind::elastic, MaterialKind::sand, MaterialKind::fluid,
+                                  MaterialKind::incompressible_fluid}) {
+    Material material;
+    material.kind = kind;
+    const Eigen::Matrix3d tau = kirchhoff_stress<3>(MaterialView(material), f);
+    const bool multiple = tau == tau(0, 0) * Eigen::Matrix3d::Identity();
+    EXPECT_EQ(isotropic_stress(kind), multiple) << static_cast<int>(kind) << "\n" << tau;
   }
 }
 
