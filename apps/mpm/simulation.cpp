@@ -337,23 +337,22 @@ struct MarkFluidCells {
   }
 };
 
-/// MLS-MPM's particle velocity and affine velocity C = B M^-1 (B the first moment of the grid
-/// velocity about the particle): D values, then C row by row.
+/// MLS-MPM's grid-to-particle transfer: gives the particle's affine velocity C = B M^-1 (B the
+/// first moment of the grid velocity about the particle) and records its velocity, found in the
+/// same sums, in `velocities` (the particle's slot: interpolate visits each particle once).
+/// Written straight to their arrays, the two skip a pass that split them out of one buffer of
+/// D + D * D values per particle.
 template <int D>
 struct VelocityAndAffineAt {
   Vector<D> inverse_moment = Vector<D>::Zero();
+  memory::ArrayView<double> velocities;
   template <class Sample, class Field>
-  AFEM_HOST_DEVICE Eigen::Matrix<double, D + D * D, 1> operator()(const Sample& s,
-                                                                  const Field& u) const {
+  AFEM_HOST_DEVICE Matrix<D> operator()(const Sample& s, const Field& u) const {
     const auto at = u.value_and_moment(s);
-    Eigen::Matrix<double, D + D * D, 1> out;
-    out.template head<D>() = at.value;
-    for (int r = 0; r < D; ++r) {
-      for (int c = 0; c < D; ++c) {
-        out[D + r * D + c] = at.moment(r, c) * inverse_moment[c];
-      }
+    for (int d = 0; d < D; ++d) {
+      velocities[s.index * D + static_cast<std::size_t>(d)] = at.value[d];
     }
-    return out;
+    return at.moment * inverse_moment.asDiagonal();
   }
 };
 
@@ -412,26 +411,6 @@ struct UpdateParticles {
       velocities[k] = new_velocities[k];
       const double x = positions[k] + dt * new_velocities[k];
       positions[k] = x < lower[d] ? lower[d] : (x > upper[d] ? upper[d] : x);
-    }
-  }
-};
-
-/// Splits the D + D * D values per particle that VelocityAndAffineAt wrote into the new
-/// velocities (D per particle) and the particles' affine velocities. (Fused with UpdateParticles
-/// the update took about twice its instructions.)
-template <int D>
-struct SplitVelocityAndAffine {
-  memory::ArrayView<const double> state;
-  memory::ArrayView<double> velocities;
-  memory::ArrayView<double> affine;
-  AFEM_HOST_DEVICE void operator()(std::size_t p) const {
-    constexpr std::size_t dim = D;
-    constexpr std::size_t width = dim + dim * dim;
-    for (std::size_t k = 0; k < dim; ++k) {
-      velocities[p * dim + k] = state[p * width + k];
-    }
-    for (std::size_t k = 0; k < dim * dim; ++k) {
-      affine[p * dim * dim + k] = state[p * width + dim + k];
     }
   }
 };
@@ -1172,16 +1151,13 @@ void detail::SimulationOn<D, Spaces>::grid_to_particle() {
   const std::size_t n = this->count();
   const ParticleViews particles = this->views();
   if constexpr (mls) {
-    // MLS-MPM: each particle's velocity and affine velocity in one pass over the grid velocity,
-    // into scratch (an error leaves the particles as they were), then the particles' update.
-    auto state = memory::borrow_temporary<double>(arena, n * (D + D * D), "Mpm.new_state");
+    // MLS-MPM: each particle's velocity (into scratch) and affine velocity in one pass over the
+    // grid velocity, after the one allocation (which, failing, leaves the particles as they
+    // were), then the particles' update.
     auto velocities = memory::borrow_temporary<double>(arena, n * D, "Mpm.new_velocities");
-    fem::interpolate(state.view(), quadrature_, detail::VelocityAndAffineAt<D>{inverse_moment()},
-                     arena, velocity_);
-    auto policy = memory::arena_policy(arena, "Mpm.thrust");
-    thrust::for_each_n(
-        policy, thrust::counting_iterator<std::size_t>(0), n,
-        detail::SplitVelocityAndAffine<D>{state.view(), velocities.view(), particles.affine});
+    fem::interpolate(particles.affine, quadrature_,
+                     detail::VelocityAndAffineAt<D>{inverse_moment(), velocities.view()}, arena,
+                     velocity_);
     update_particles(velocities.view());
     return;
   }
