@@ -204,11 +204,11 @@ AFEM_HOST_DEVICE void add_pairs(double* block, const Sample<D>& s, const TestBas
   const auto& at = sample_part<Prepared>(integrand, s, pack);
   for (int i = 0; i < nt; ++i) {
     for (int ci = 0; ci < R; ++ci) {
-      const ShapeFunction<D, R> v{test.value[i], test.gradient_of(i), ci, -1, test_nodes.x[i]};
+      const ShapeFunction<D, R> v{test.value[i], test.gradient_of(i), ci, -1, test_nodes.at(i)};
       for (int j = Upper ? i : 0; j < nu; ++j) {
         for (int cj = Upper && j == i ? ci : 0; cj < C; ++cj) {
           const ShapeFunction<D, C> u{trial.value[j], trial.gradient_of(j), cj, -1,
-                                      trial_nodes.x[j]};
+                                      trial_nodes.at(j)};
           block[entry_index<R, C, nu>(i, ci, j, cj)] +=
               s.weight * call_at<Prepared>(integrand, at, pack, v, u);
         }
@@ -561,7 +561,7 @@ struct LinearFormPart {
       const std::int32_t node =
           element_nodes[static_cast<std::size_t>(e) * nt + static_cast<std::size_t>(i)];
       if constexpr (by_node) {
-        const NodeBasis<D> v{basis.value[i], basis.gradient_of(i), node, nodes.x[i]};
+        const NodeBasis<D> v{basis.value[i], basis.gradient_of(i), node, nodes.at(i)};
         const FieldValue<D, Components> values = call_node<Prepared>(integrand, at, pack, v);
         if constexpr (Components == 1) {
           local[i] += s.weight * values;
@@ -573,7 +573,7 @@ struct LinearFormPart {
       } else {
         for (int c = 0; c < Components; ++c) {
           const ShapeFunction<D, Components> v{basis.value[i], basis.gradient_of(i), c, node,
-                                               nodes.x[i]};
+                                               nodes.at(i)};
           local[i * Components + c] += s.weight * call_at<Prepared>(integrand, at, pack, v);
         }
       }

@@ -281,6 +281,16 @@ concept LineFactoredElement =
   Element::line_values(xi, line);
 };
 
+/// Nodes along each axis of a LineFactoredElement, 1 for other elements.
+template <class Element>
+constexpr int line_nodes() {
+  if constexpr (LineFactoredElement<Element>) {
+    return Element::line_node_count;
+  } else {
+    return 1;
+  }
+}
+
 /// The reference coordinates of an element's nodes, as constants.
 template <class Element>
 struct NodeCoordinates {
@@ -314,14 +324,33 @@ AFEM_HOST_DEVICE constexpr NodeVertexWeights<Element, Type> node_vertex_weights(
 }
 
 /// The positions of a cell's element nodes, found once per element: from the cell's grid index
-/// on grids, from its vertices and constant weights (node_vertex_weights) on meshes.
+/// on grids, from its vertices and constant weights (node_vertex_weights) on meshes. at(k) gives
+/// node k's.
 template <class Element, class GView>
 struct NodePositions {
-  typename GView::Point x[Element::node_count];
+  static constexpr int dim = GView::dimension;
+  using Point = typename GView::Point;
+  /// A LineFactoredElement on a grid keeps its nodes' coordinates axis by axis: the nodes of a
+  /// row then read the same coordinate from the same place, so an integrand's product with the
+  /// node position (APIC's and MLS-MPM's affine momentum A x_i) shares its common terms once the
+  /// node loop is unrolled (the 3D B-spline particle-to-grid kernel: 17 % fewer instructions).
+  static constexpr bool by_axis = GridMap<GView> && LineFactoredElement<Element>;
+  static constexpr int line_count = line_nodes<Element>();
 
   AFEM_HOST_DEVICE NodePositions(const GView& geometry, std::int32_t cell) {
-    if constexpr (GridMap<GView>) {
-      constexpr int dim = GView::dimension;
+    if constexpr (by_axis) {
+      std::int32_t index[dim];
+      geometry.cell_grid_index(cell, index);
+      int stride = 1;
+      for (int d = 0; d < dim; ++d) {
+        const auto at = static_cast<double>(index[d]);
+        for (int a = 0; a < line_count; ++a) {
+          line_[d][a] = geometry.origin[d] +
+                        (at + Element::node_coordinate(a * stride, d)) * geometry.cell_size[d];
+        }
+        stride *= line_count;
+      }
+    } else if constexpr (GridMap<GView>) {
       std::int32_t index[dim];
       geometry.cell_grid_index(cell, index);
       // The index converted once, as one vector, and the nodes unrolled so that their reference
@@ -329,44 +358,59 @@ struct NodePositions {
       // and was read back as a vector, a load that waits for the stores (on 3D B-splines a sixth
       // of the particle-to-grid kernel), and the table of reference coordinates was copied to
       // the stack for every cell.
-      const typename GView::Point at =
+      const Point at =
           Eigen::Map<const Eigen::Matrix<std::int32_t, dim, 1>>(index).template cast<double>();
       grid_nodes(geometry, at, std::make_integer_sequence<int, Element::node_count>{});
     } else {
       constexpr int nv = GView::Cell::vertex_count;
       constexpr NodeVertexWeights<Element, GView::cell_type> weights =
           node_vertex_weights<Element, GView::cell_type>();
-      typename GView::Point vertices[nv];
+      Point vertices[nv];
       for (int v = 0; v < nv; ++v) {
         vertices[v] = geometry.cell_vertex(cell, v);
       }
       for (int k = 0; k < Element::node_count; ++k) {
-        x[k].setZero();
+        x_[k].setZero();
         for (int v = 0; v < nv; ++v) {
           if (weights.at[k][v] != 0.0) {
-            x[k] += weights.at[k][v] * vertices[v];
+            x_[k] += weights.at[k][v] * vertices[v];
           }
         }
       }
     }
   }
 
+  /// Node k's position.
+  AFEM_HOST_DEVICE AFEM_INLINE Point at(int k) const {
+    if constexpr (by_axis) {
+      Point p;
+      for (int d = 0; d < dim; ++d) {
+        p[d] = line_[d][k % line_count];
+        k /= line_count;
+      }
+      return p;
+    } else {
+      return x_[k];
+    }
+  }
+
 private:
+  Point x_[by_axis ? 1 : Element::node_count];
+  double line_[dim][by_axis ? line_count : 1] = {};
+
   template <int... Node>
-  AFEM_HOST_DEVICE AFEM_INLINE void grid_nodes(const GView& geometry,
-                                               const typename GView::Point& index,
+  AFEM_HOST_DEVICE AFEM_INLINE void grid_nodes(const GView& geometry, const Point& index,
                                                std::integer_sequence<int, Node...> /*n*/) {
     (grid_node<Node>(geometry, index), ...);
   }
   template <int Node>
-  AFEM_HOST_DEVICE AFEM_INLINE void grid_node(const GView& geometry,
-                                              const typename GView::Point& index) {
+  AFEM_HOST_DEVICE AFEM_INLINE void grid_node(const GView& geometry, const Point& index) {
     constexpr NodeCoordinates<Element> reference = node_coordinates<Element>();
     typename GView::Coords xi;
-    for (int d = 0; d < GView::dimension; ++d) {
+    for (int d = 0; d < dim; ++d) {
       xi[d] = reference.at[Node][d];
     }
-    x[Node] = geometry.grid_position(index, xi);
+    x_[Node] = geometry.grid_position(index, xi);
   }
 };
 
