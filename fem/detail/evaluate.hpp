@@ -281,16 +281,6 @@ concept LineFactoredElement =
   Element::line_values(xi, line);
 };
 
-/// Nodes along each axis of a LineFactoredElement, 1 for other elements.
-template <class Element>
-constexpr int line_nodes() {
-  if constexpr (LineFactoredElement<Element>) {
-    return Element::line_node_count;
-  } else {
-    return 1;
-  }
-}
-
 /// The reference coordinates of an element's nodes, as constants.
 template <class Element>
 struct NodeCoordinates {
@@ -323,44 +313,62 @@ AFEM_HOST_DEVICE constexpr NodeVertexWeights<Element, Type> node_vertex_weights(
   return table;
 }
 
-/// The positions of a cell's element nodes, found once per element: from the cell's grid index
-/// on grids, from its vertices and constant weights (node_vertex_weights) on meshes. at(k) gives
-/// node k's.
+/// Along each axis, the distinct reference coordinates of an element's nodes (in the order the
+/// nodes first take them) and each node's slot among them: 3 per axis for quadratic B-splines,
+/// 2 for Q1.
+template <class Element>
+struct AxisSlots {
+  static constexpr int dim = Element::dimension;
+  int count[dim];
+  double coordinate[dim][Element::node_count];
+  int slot[Element::node_count][dim];
+  [[nodiscard]] AFEM_HOST_DEVICE constexpr int widest() const {
+    int w = 1;
+    for (const int c : count) {
+      w = c > w ? c : w;
+    }
+    return w;
+  }
+};
+template <class Element>
+AFEM_HOST_DEVICE constexpr AxisSlots<Element> axis_slots() {
+  AxisSlots<Element> table{};
+  for (int d = 0; d < Element::dimension; ++d) {
+    for (int k = 0; k < Element::node_count; ++k) {
+      const double c = Element::node_coordinate(k, d);
+      int j = 0;
+      while (j < table.count[d] && table.coordinate[d][j] != c) {
+        ++j;
+      }
+      if (j == table.count[d]) {
+        table.coordinate[d][j] = c;
+        ++table.count[d];
+      }
+      table.slot[k][d] = j;
+    }
+  }
+  return table;
+}
+
+/// The positions of a cell's element nodes, found once per element: on grids axis by axis from
+/// the cell's grid index, on meshes from the cell's vertices and constant weights
+/// (node_vertex_weights). at(k) gives node k's.
 template <class Element, class GView>
 struct NodePositions {
   static constexpr int dim = GView::dimension;
   using Point = typename GView::Point;
-  /// A LineFactoredElement on a grid keeps its nodes' coordinates axis by axis: the nodes of a
-  /// row then read the same coordinate from the same place, so an integrand's product with the
-  /// node position (APIC's and MLS-MPM's affine momentum A x_i) shares its common terms once the
-  /// node loop is unrolled (the 3D B-spline particle-to-grid kernel: 17 % fewer instructions).
-  static constexpr bool by_axis = GridMap<GView> && LineFactoredElement<Element>;
-  static constexpr int line_count = line_nodes<Element>();
 
   AFEM_HOST_DEVICE NodePositions(const GView& geometry, std::int32_t cell) {
-    if constexpr (by_axis) {
+    if constexpr (GridMap<GView>) {
+      constexpr AxisSlots<Element> slots = axis_slots<Element>();
       std::int32_t index[dim];
       geometry.cell_grid_index(cell, index);
-      int stride = 1;
       for (int d = 0; d < dim; ++d) {
         const auto at = static_cast<double>(index[d]);
-        for (int a = 0; a < line_count; ++a) {
-          line_[d][a] = geometry.origin[d] +
-                        (at + Element::node_coordinate(a * stride, d)) * geometry.cell_size[d];
+        for (int j = 0; j < slots.count[d]; ++j) {
+          line_[d][j] = geometry.origin[d] + (at + slots.coordinate[d][j]) * geometry.cell_size[d];
         }
-        stride *= line_count;
       }
-    } else if constexpr (GridMap<GView>) {
-      std::int32_t index[dim];
-      geometry.cell_grid_index(cell, index);
-      // The index converted once, as one vector, and the nodes unrolled so that their reference
-      // coordinates are constants: converted per node, the index went to the stack as scalars
-      // and was read back as a vector, a load that waits for the stores (on 3D B-splines a sixth
-      // of the particle-to-grid kernel), and the table of reference coordinates was copied to
-      // the stack for every cell.
-      const Point at =
-          Eigen::Map<const Eigen::Matrix<std::int32_t, dim, 1>>(index).template cast<double>();
-      grid_nodes(geometry, at, std::make_integer_sequence<int, Element::node_count>{});
     } else {
       constexpr int nv = GView::Cell::vertex_count;
       constexpr NodeVertexWeights<Element, GView::cell_type> weights =
@@ -380,13 +388,18 @@ struct NodePositions {
     }
   }
 
-  /// Node k's position.
+  /// Node k's position. On a grid the nodes of a row read the same coordinates from the same
+  /// places, so an integrand's product with the position (APIC's and MLS-MPM's affine momentum
+  /// A x_i) shares its common terms once the node loop is unrolled: the 3D B-spline
+  /// particle-to-grid kernel executes 17 % fewer instructions than with a whole position per
+  /// node. (Built whole, as one vector from the index, the positions had also been read back
+  /// from scalar stores, a load that waits on them.)
   AFEM_HOST_DEVICE AFEM_INLINE Point at(int k) const {
-    if constexpr (by_axis) {
+    if constexpr (GridMap<GView>) {
+      constexpr AxisSlots<Element> slots = axis_slots<Element>();
       Point p;
       for (int d = 0; d < dim; ++d) {
-        p[d] = line_[d][k % line_count];
-        k /= line_count;
+        p[d] = line_[d][slots.slot[k][d]];
       }
       return p;
     } else {
@@ -395,23 +408,9 @@ struct NodePositions {
   }
 
 private:
-  Point x_[by_axis ? 1 : Element::node_count];
-  double line_[dim][by_axis ? line_count : 1] = {};
-
-  template <int... Node>
-  AFEM_HOST_DEVICE AFEM_INLINE void grid_nodes(const GView& geometry, const Point& index,
-                                               std::integer_sequence<int, Node...> /*n*/) {
-    (grid_node<Node>(geometry, index), ...);
-  }
-  template <int Node>
-  AFEM_HOST_DEVICE AFEM_INLINE void grid_node(const GView& geometry, const Point& index) {
-    constexpr NodeCoordinates<Element> reference = node_coordinates<Element>();
-    typename GView::Coords xi;
-    for (int d = 0; d < dim; ++d) {
-      xi[d] = reference.at[Node][d];
-    }
-    x_[Node] = geometry.grid_position(index, xi);
-  }
+  static constexpr bool on_grid = GridMap<GView>;
+  Point x_[on_grid ? 1 : Element::node_count];
+  double line_[dim][on_grid ? axis_slots<Element>().widest() : 1] = {};
 };
 
 /// An element's basis at a sample: values and gradients in physical coordinates. Diagonal: the
