@@ -159,7 +159,7 @@ private:
     }
   }
   /// The same sums axis by axis, for elements of products of 1D functions.
-  AFEM_HOST_DEVICE void line_value_and_moment(
+  AFEM_HOST_DEVICE AFEM_INLINE void line_value_and_moment(
       const Sample<dim>& s, Components& value,
       Eigen::Matrix<double, components, dim>& moment) const {
     constexpr int n = Element::line_node_count;

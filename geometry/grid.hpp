@@ -74,11 +74,15 @@ struct GridView {
     }
     return c;
   }
+  /// The grid index of cell `cell` (0 <= cell < cell_count()): D - 1 integer divisions, the
+  /// last axis's index is what the others leave.
   AFEM_HOST_DEVICE void cell_grid_index(std::int32_t cell, std::int32_t (&index)[D]) const {
-    for (int d = 0; d < D; ++d) {
-      index[d] = cell % resolution[d];
-      cell /= resolution[d];
+    for (int d = 0; d < D - 1; ++d) {
+      const std::int32_t rest = cell / resolution[d];
+      index[d] = cell - rest * resolution[d];
+      cell = rest;
     }
+    index[D - 1] = cell;
   }
 
   AFEM_HOST_DEVICE Point cell_position(std::int32_t cell, const Coords& xi) const {

@@ -64,6 +64,22 @@ TYPED_TEST(GridTest, CountsAndMeasuresMatchClosedForms) {
   EXPECT_NEAR(total, expected, 1e-12);
 }
 
+TYPED_TEST(GridTest, CellGridIndexIsTheInverseOfCellIndexFirstAxisFastest) {
+  const auto view = this->make().view();
+  std::int32_t expected[TestFixture::dim] = {};
+  for (std::int32_t cell = 0; cell < view.cell_count(); ++cell) {
+    std::int32_t index[TestFixture::dim];
+    view.cell_grid_index(cell, index);
+    for (int d = 0; d < TestFixture::dim; ++d) {
+      EXPECT_EQ(index[d], expected[d]) << "cell " << cell << ", axis " << d;
+    }
+    EXPECT_EQ(view.cell_index(index), cell);
+    for (int d = 0; d < TestFixture::dim && ++expected[d] == view.resolution[d]; ++d) {
+      expected[d] = 0;
+    }
+  }
+}
+
 TYPED_TEST(GridTest, SidesHaveOutwardNormalsAndBoundaryListMatches) {
   const auto grid = this->make();
   const auto values =
