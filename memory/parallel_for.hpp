@@ -36,17 +36,21 @@ inline constexpr std::size_t chunks_per_thread = 16;
 /// until the program ends.
 [[nodiscard]] int parallel_team_size();
 
-/// Calls `body(i)` once for every i in [0, n), in chunks of at least `grain` consecutive indices.
-/// Loops shorter than two grains run on the calling thread. Which thread runs which index depends
-/// on timing, so the bodies must be independent of one another (the results then do not depend
-/// on the thread count). `body` must not throw: an exception ends the program, as it would leave
-/// an OpenMP region.
+/// Calls `body(i)` once for every i in [0, n). Loops shorter than two grains run on the calling
+/// thread; longer ones are cut into chunks_per_thread chunks of consecutive indices per thread
+/// (fewer only when n is smaller), however few grains they hold: a loop of a few grains of uneven
+/// bodies (cells holding different numbers of particles) balances as a long one does. Which
+/// thread runs which index depends on timing, so the bodies must be independent of one another
+/// (the results then do not depend on the thread count). `body` must not throw: an exception
+/// ends the program, as it would leave an OpenMP region.
 template <class Body>
 void parallel_for(std::size_t n, std::size_t grain, const Body& body) {
   grain = std::max<std::size_t>(grain, 1);
   const auto team = static_cast<std::size_t>(parallel_team_size());
   const std::size_t chunks =
-      team < 2 ? 1 : std::min({n / grain, team * detail::chunks_per_thread, detail::max_chunks});
+      team < 2 || n / grain < 2
+          ? 1
+          : std::min({n, team * detail::chunks_per_thread, detail::max_chunks});
   if (chunks < 2) {
     for (std::size_t i = 0; i < n; ++i) {
       body(i);

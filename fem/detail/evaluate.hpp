@@ -210,7 +210,8 @@ struct GridCell {
 /// The samples of one element, with what is constant over the element read once: the cell's
 /// vertices and a geometry table on cell domains of meshes (Tabulated), the cell's grid index on
 /// cell domains of grids; from the geometry's own map otherwise. All give the same samples as
-/// make_sample.
+/// make_sample. Refers to `domain` and `q` (a kernel's captured views), which must outlive it; a
+/// temporary view is refused.
 template <class DomainView, class QView, bool Tabulated>
 class ElementSamples {
   using GView = typename DomainView::GeometryView;
@@ -231,6 +232,10 @@ public:
         element_(element),
         constant_(domain.geometry, Tabulated || on_grid_cells ? domain.element_index(element) : 0) {
   }
+  ElementSamples(DomainView&&, const QView&, memory::ArrayView<const double>,
+                 std::int32_t) = delete;
+  ElementSamples(const DomainView&, QView&&, memory::ArrayView<const double>,
+                 std::int32_t) = delete;
 
   AFEM_HOST_DEVICE Sample<DomainView::dimension> operator()(std::int32_t point) const {
     if constexpr (Tabulated) {
