@@ -403,9 +403,26 @@ struct UpdateParticles {
   double lower[D] = {};
   double upper[D] = {};
   AFEM_HOST_DEVICE void operator()(std::size_t p) const {
-    const Matrix<D> gradient = load_matrix<D>(affine, p);
-    const Matrix<D> f = (Matrix<D>::Identity() + dt * gradient) *
-                        load_matrix<D>(memory::ArrayView<const double>(deformation), p);
+    // F <- (I + dt grad v) F coefficient by coefficient. Eigen's product wrote I + dt grad v to
+    // the stack one scalar at a time and read it back as pairs, each load waiting for both stores:
+    // the 2D kernel ran 1.1-1.2x faster on 2 threads than on 1 (about 1.7x now).
+    const std::size_t base = p * D * D;
+    double a[D][D];
+    for (int i = 0; i < D; ++i) {
+      for (int k = 0; k < D; ++k) {
+        a[i][k] = (i == k ? 1.0 : 0.0) + dt * affine[base + static_cast<std::size_t>(i * D + k)];
+      }
+    }
+    Matrix<D> f;
+    for (int j = 0; j < D; ++j) {
+      for (int i = 0; i < D; ++i) {
+        double sum = a[i][0] * deformation[base + static_cast<std::size_t>(j)];
+        for (int k = 1; k < D; ++k) {
+          sum += a[i][k] * deformation[base + static_cast<std::size_t>(k * D + j)];
+        }
+        f(i, j) = sum;
+      }
+    }
     store_matrix<D>(project_deformation<D>(materials(p), f), deformation, p);
     for (int d = 0; d < D; ++d) {
       const auto k = p * D + static_cast<std::size_t>(d);
