@@ -403,9 +403,10 @@ struct UpdateParticles {
   double lower[D] = {};
   double upper[D] = {};
   AFEM_HOST_DEVICE void operator()(std::size_t p) const {
-    // F <- (I + dt grad v) F coefficient by coefficient. Eigen's product wrote I + dt grad v to
-    // the stack one scalar at a time and read it back as pairs, each load waiting for both stores:
-    // the 2D kernel ran 1.1-1.2x faster on 2 threads than on 1 (about 1.7x now).
+    // F <- (I + dt grad v) F coefficient by coefficient, with no Eigen temporary on the stack:
+    // perf put the Eigen form's samples on loads of such temporaries (written as scalars, read
+    // back as vectors), and its 2D kernel ran only 1.05-1.2x faster on 2 threads than on 1 (1.7x
+    // now; README, "The particle update on 2 threads").
     const std::size_t base = p * D * D;
     double a[D][D];
     for (int i = 0; i < D; ++i) {
