@@ -211,6 +211,18 @@ void expect_affine_field_kept(memory::Pool& pool, memory::Arena& arena) {
     for (std::size_t k = 0; k < std::size_t{D} * D; ++k) {
       ASSERT_NEAR(end.affine[p * D * D + k], affine[p * D * D + k], 1e-11) << "particle " << p;
     }
+    // The elastic ball keeps F, moved by the step: (I + dt G) F (row-major per particle).
+    for (std::size_t r = 0; r < D; ++r) {
+      for (std::size_t c = 0; c < D; ++c) {
+        double moved = 0.0;
+        for (std::size_t k = 0; k < D; ++k) {
+          const double step = (r == k ? 1.0 : 0.0) + scene.dt * g[r][k];
+          moved += step * start.deformation[p * D * D + k * D + c];
+        }
+        ASSERT_NEAR(end.deformation[p * D * D + r * D + c], moved, 1e-13)
+            << "particle " << p << ", F(" << r << ", " << c << ")";
+      }
+    }
   }
 }
 
