@@ -33,59 +33,133 @@ namespace afem::memory {
 namespace detail {
 
 /// Below this many keys a CPU sort runs on one thread: a fork/join costs more than it saves.
-inline constexpr std::size_t counting_sort_grain = std::size_t{1} << 14;
+inline constexpr std::size_t counting_sort_grain = std::size_t{1} << 13;
 
-/// The CPU counting sort cut into `parts` equal ranges of the keys, with `counts` (parts x
-/// key_count) and `run_starts` (parts) shared by all parts. Each phase runs for every part before
-/// the next phase starts; the parts of one phase are independent of one another.
+/// The CPU counting sort cut into `parts` equal ranges of the positions. Part p counts its keys
+/// in counts[p * key_count + k], only for k in its span [spans[2p], spans[2p + 1]) (from its
+/// smallest key to its largest; empty when the part has no keys): keys that come in runs or grow
+/// with the position, as element nodes and binned particles do, give the parts short, barely
+/// overlapping spans, so that no phase walks the whole key range once per part. The values are
+/// numbered in ranges cut from the spans' union. Each phase runs for every part before the next
+/// phase starts; the parts of one phase are independent.
 struct CountingSortParts {
   ArrayView<const std::int32_t> keys;
   std::size_t key_count = 0;
   ArrayView<std::int32_t> sorted;
   ArrayView<std::int32_t> offsets;
   std::int32_t* counts = nullptr;
+  std::int32_t* spans = nullptr;
   std::int64_t* run_starts = nullptr;
   std::size_t parts = 1;
 
   [[nodiscard]] std::size_t key_begin(std::size_t part) const { return keys.size() * part / parts; }
-  [[nodiscard]] std::size_t value_begin(std::size_t part) const { return key_count * part / parts; }
+  [[nodiscard]] std::size_t span_begin(std::size_t p) const {
+    return static_cast<std::size_t>(spans[2 * p]);
+  }
+  [[nodiscard]] std::size_t span_end(std::size_t p) const {
+    return static_cast<std::size_t>(spans[2 * p + 1]);
+  }
+  /// Where the part's range of values starts: the first starts at 0 and the last ends at
+  /// key_count, the others cut the union of the spans into equal ranges.
+  [[nodiscard]] std::size_t value_begin(std::size_t part) const {
+    if (part == 0 || part == parts) {
+      return part == 0 ? 0 : key_count;
+    }
+    std::size_t low = key_count;
+    std::size_t high = 0;
+    for (std::size_t p = 0; p < parts; ++p) {
+      if (span_begin(p) < span_end(p)) {
+        low = std::min(low, span_begin(p));
+        high = std::max(high, span_end(p));
+      }
+    }
+    return low < high ? low + (high - low) * part / parts : key_count;
+  }
 
-  /// Phase 1: how many of the part's keys hold each value.
+  /// Phase 1: the part's span, and how many of its keys hold each value of it.
   void count(std::size_t part) const {
+    const std::size_t begin = key_begin(part);
+    const std::size_t end = key_begin(part + 1);
+    std::int32_t low = std::numeric_limits<std::int32_t>::max();
+    std::int32_t high = -1;
+    for (std::size_t i = begin; i < end; ++i) {
+      low = std::min(low, keys[i]);
+      high = std::max(high, keys[i]);
+    }
+    if (high < low) {
+      low = 0;
+      high = -1;
+    }
+    spans[2 * part] = low;
+    spans[2 * part + 1] = high + 1;
     std::int32_t* count = counts + part * key_count;
-    std::fill(count, count + key_count, 0);
-    for (std::size_t i = key_begin(part); i < key_begin(part + 1); ++i) {
+    std::fill(count + low, count + high + 1, 0);
+    for (std::size_t i = begin; i < end; ++i) {
       ++count[keys[i]];
     }
   }
 
   /// Phase 2: how many keys of all parts hold the values of the part's range of values.
   void sum_values(std::size_t part) const {
+    const std::size_t first = value_begin(part);
+    const std::size_t last = value_begin(part + 1);
     std::int64_t total = 0;
-    for (std::size_t k = value_begin(part); k < value_begin(part + 1); ++k) {
-      for (std::size_t p = 0; p < parts; ++p) {
-        total += counts[p * key_count + k];
+    for (std::size_t p = 0; p < parts; ++p) {
+      const std::int32_t* count = counts + p * key_count;
+      const std::size_t end = std::min(last, span_end(p));
+      for (std::size_t k = std::max(first, span_begin(p)); k < end; ++k) {
+        total += count[k];
       }
     }
     run_starts[part] = total;
   }
 
   /// Phase 3: value k of part p starts after every smaller value and after value k of the parts
-  /// before p; the counts become those starts.
+  /// before p; the counts become those starts. The part's range of values is walked in pieces
+  /// over which the same parts' spans hold the values: most are held by one span or none.
   void start(std::size_t part) const {
     std::int64_t running = 0;
     for (std::size_t p = 0; p < part; ++p) {
       running += run_starts[p];
     }
-    for (std::size_t k = value_begin(part); k < value_begin(part + 1); ++k) {
-      if (k < offsets.size()) {
-        offsets[k] = static_cast<std::int32_t>(running);
-      }
+    const std::size_t last = value_begin(part + 1);
+    for (std::size_t k = value_begin(part); k < last;) {
+      std::size_t next = last;
+      std::size_t holders = 0;
+      std::size_t holder = 0;
       for (std::size_t p = 0; p < parts; ++p) {
-        const std::int32_t c = counts[p * key_count + k];
-        counts[p * key_count + k] = static_cast<std::int32_t>(running);
-        running += c;
+        if (span_begin(p) <= k && k < span_end(p)) {
+          ++holders;
+          holder = p;
+          next = std::min(next, span_end(p));
+        } else if (k < span_begin(p)) {
+          next = std::min(next, span_begin(p));
+        }
       }
+      if (holders == 0) {
+        std::fill(offsets.begin() + k, offsets.begin() + next, static_cast<std::int32_t>(running));
+      } else if (holders == 1) {
+        std::int32_t* count = counts + holder * key_count;
+        for (std::size_t v = k; v < next; ++v) {
+          const std::int32_t c = count[v];
+          count[v] = static_cast<std::int32_t>(running);
+          offsets[v] = static_cast<std::int32_t>(running);
+          running += c;
+        }
+      } else {
+        for (std::size_t v = k; v < next; ++v) {
+          offsets[v] = static_cast<std::int32_t>(running);
+          for (std::size_t p = 0; p < parts; ++p) {
+            if (span_begin(p) <= v && v < span_end(p)) {
+              std::int32_t& count = counts[p * key_count + v];
+              const std::int32_t c = count;
+              count = static_cast<std::int32_t>(running);
+              running += c;
+            }
+          }
+        }
+      }
+      k = next;
     }
   }
 
@@ -107,9 +181,9 @@ struct CountingSortParts {
 /// on the CPU, the sort's on CUDA) comes from `scratch` and is given back on return. The result
 /// is the same for any thread count. Throws afem::Error when the sizes disagree or n does not fit
 /// 32-bit positions; keys outside [0, key_count) are the caller's error (not checked).
-/// CPU: one pass to count per part, one to scatter, on the parallel_for team. Below 16384 keys, or
-/// with fewer than two positions per key value, one part; otherwise at most one part per thread
-/// and n / key_count parts (each part keeps a count per key value).
+/// CPU: one pass to count per part, one to scatter, on the parallel_for team. Below 8192 keys, or
+/// with fewer than a quarter as many keys as key values, one part; otherwise at most one part per
+/// thread and 4 n / key_count parts (each part counts over the span of its key values).
 /// CUDA: a stable radix sort of the keys and a search for every key's first position.
 inline void counting_sort_indices(ArrayView<const std::int32_t> keys, std::int32_t key_count,
                                   ArrayView<std::int32_t> sorted, ArrayView<std::int32_t> offsets,
@@ -139,17 +213,19 @@ inline void counting_sort_indices(ArrayView<const std::int32_t> keys, std::int32
       offsets.begin());
   (void)keys_total;
 #else
+  // Each part counts over its span of key values: a span covers the whole range only when the
+  // keys are scattered, so with fewer than a quarter as many keys as values stay on one thread.
   std::size_t parts = 1;
   if (n >= detail::counting_sort_grain) {
-    // Each part keeps a count per key value: with few positions per value, fewer parts are faster.
     parts = std::min(static_cast<std::size_t>(parallel_team_size()),
-                     std::max<std::size_t>(1, n / std::max<std::size_t>(keys_total, 1)));
+                     std::max<std::size_t>(1, 4 * n / std::max<std::size_t>(keys_total, 1)));
   }
   auto counts = borrow_temporary<std::int32_t>(
       scratch, std::max<std::size_t>(parts * keys_total, 1), "counting_sort.counts");
+  auto spans = borrow_temporary<std::int32_t>(scratch, 2 * parts, "counting_sort.spans");
   auto run_starts = borrow_temporary<std::int64_t>(scratch, parts, "counting_sort.run_starts");
-  const detail::CountingSortParts sort{keys,          keys_total,        sorted, offsets,
-                                       counts.data(), run_starts.data(), parts};
+  const detail::CountingSortParts sort{
+      keys, keys_total, sorted, offsets, counts.data(), spans.data(), run_starts.data(), parts};
   parallel_for(parts, 1, [&](std::size_t part) { sort.count(part); });
   parallel_for(parts, 1, [&](std::size_t part) { sort.sum_values(part); });
   parallel_for(parts, 1, [&](std::size_t part) { sort.start(part); });

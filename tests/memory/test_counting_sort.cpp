@@ -92,6 +92,64 @@ TEST_F(CountingSortTest, MatchesAStableSortForAnyThreadCount) {
   EXPECT_EQ(arena_->stats().live_handles, 0U);
 }
 
+// Keys that grow with the position, as element nodes and binned particles do: each thread's
+// part counts over a short span of the key values, spans overlap little or not at all, and
+// values below, between and above them are held by no part.
+TEST_F(CountingSortTest, MatchesAStableSortForKeysThatGrowWithThePosition) {
+  struct Case {
+    const char* name;
+    std::int32_t key_count;
+    std::vector<std::int32_t> keys;
+  };
+  std::vector<Case> cases;
+  {
+    // The nodes of rows 10 to 50 of the cells of a 128 x 128 grid, cell by cell.
+    Case nodes{"grid cell nodes", 129 * 129, {}};
+    for (std::int32_t j = 10; j <= 50; ++j) {
+      for (std::int32_t i = 0; i < 128; ++i) {
+        const std::int32_t n = j * 129 + i;
+        for (const std::int32_t node : {n, n + 1, n + 129, n + 130}) {
+          nodes.keys.push_back(node);
+        }
+      }
+    }
+    cases.push_back(std::move(nodes));
+  }
+  {
+    // Runs of three, from 5000 on, of 20000 values: no two parts share a value.
+    Case runs{"runs", 20000, std::vector<std::int32_t>(30000)};
+    for (std::size_t i = 0; i < runs.keys.size(); ++i) {
+      runs.keys[i] = 5000 + static_cast<std::int32_t>(i / 3);
+    }
+    cases.push_back(std::move(runs));
+  }
+  {
+    // Increasing keys, then one value repeated: the last parts' spans are one value, shared.
+    Case repeated{"increasing, then repeated", 12000, std::vector<std::int32_t>(24000, 11999)};
+    for (std::size_t i = 0; i < 8000; ++i) {
+      repeated.keys[i] = static_cast<std::int32_t>(i);
+    }
+    cases.push_back(std::move(repeated));
+  }
+  for (const Case& c : cases) {
+    for (const bool with_end : {false, true}) {
+      const auto expected = expected_sort(c.keys, c.key_count, with_end);
+#if defined(_OPENMP) && !AFEM_HAS_CUDA
+      const int threads = omp_get_max_threads();
+      for (const int count : {1, 2, 3, 4}) {
+        omp_set_num_threads(count);
+        EXPECT_EQ(sort(c.keys, c.key_count, with_end), expected)
+            << c.name << ", " << count << " threads";
+      }
+      omp_set_num_threads(threads);
+#else
+      EXPECT_EQ(sort(c.keys, c.key_count, with_end), expected) << c.name;
+#endif
+    }
+  }
+  EXPECT_EQ(arena_->stats().live_handles, 0U);
+}
+
 TEST_F(CountingSortTest, RefusesMismatchedSizes) {
   auto keys = borrow_temporary<std::int32_t>(*pool_, 10, "test.keys");
   auto sorted = borrow_temporary<std::int32_t>(*pool_, 9, "test.sorted");
