@@ -114,12 +114,16 @@ private:
     for (std::size_t k = 0; k < team_; ++k) {
       ChunkRange& range = ranges_[(home + k) % team_];
       // A look before the claim keeps late threads off the lines of ranges already taken.
-      while (range.next.load(std::memory_order_relaxed) < range.end) {
-        const std::size_t chunk = range.next.fetch_add(1, std::memory_order_relaxed);
+      for (std::size_t seen = range.next.load(std::memory_order_relaxed); seen < range.end;
+           seen = range.next.load(std::memory_order_relaxed)) {
+        const std::size_t step =
+            std::clamp<std::size_t>((range.end - seen) / 2, 1, detail::claim_chunks);
+        const std::size_t chunk = range.next.fetch_add(step, std::memory_order_relaxed);
         if (chunk >= range.end) {
           break;
         }
-        function_(body_, n_ * chunk / chunks_, n_ * (chunk + 1) / chunks_);
+        const std::size_t last = std::min(chunk + step, range.end);
+        function_(body_, n_ * chunk / chunks_, n_ * last / chunks_);
       }
     }
   }

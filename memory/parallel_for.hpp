@@ -25,8 +25,14 @@ void run_chunks(std::size_t n, std::size_t chunks, ChunkFunction function, const
 /// The most chunks one loop is cut into (a chunk is claimed with one atomic increment).
 inline constexpr std::size_t max_chunks = std::size_t{1} << 15;
 
-/// Chunks per thread: enough that a thread slowed by another process leaves its share to others.
-inline constexpr std::size_t chunks_per_thread = 16;
+/// Chunks per thread: enough that a thread slowed by another process leaves its share to others,
+/// and that the threads finish a loop within a small chunk of one another.
+inline constexpr std::size_t chunks_per_thread = 64;
+
+/// The most chunks a thread claims at once (while more than twice as many are left in the share
+/// it claims from): a claim holds at most a sixteenth of a thread's share, and the last claims of
+/// a share are single chunks.
+inline constexpr std::size_t claim_chunks = 4;
 
 }  // namespace detail
 
