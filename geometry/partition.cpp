@@ -81,9 +81,9 @@ void select(const View& mesh, memory::ArrayView<const std::uint8_t> mask, memory
   // The sides max_cells cells can touch.
   const std::int64_t side_bound =
       std::min<std::int64_t>(side_total, std::int64_t{max_cells} * View::Cell::side_count);
+  // The buffer of the `count` indices of [0, total) that pass `predicate`, filled.
   auto gather = [&](std::int32_t total, auto predicate, std::int64_t capacity, const char* label,
-                    std::int32_t& count) {
-    count = static_cast<std::int32_t>(thrust::count_if(policy, first, first + total, predicate));
+                    std::int32_t count) {
     const std::int64_t size = max_cells > 0 ? capacity : count;
     auto indices =
         memory::borrow_temporary<std::int32_t>(pool, static_cast<std::size_t>(size), label);
@@ -92,7 +92,12 @@ void select(const View& mesh, memory::ArrayView<const std::uint8_t> mask, memory
     }
     return indices;
   };
-  std::int32_t fresh[3] = {0, 0, 0};
+  const auto count_sides = [&](auto predicate) {
+    return with_sides ? static_cast<std::int32_t>(
+                            thrust::count_if(policy, first, first + side_total, predicate))
+                      : 0;
+  };
+  const std::int32_t fresh[3] = {cell_count, count_sides(in_sides), count_sides(on_boundary)};
   auto cells = gather(cell_total, in_cells, max_cells, "Partition.cells", fresh[0]);
   auto sides = with_sides ? gather(side_total, in_sides, side_bound, "Partition.sides", fresh[1])
                           : memory::Temporary<std::int32_t>{};
