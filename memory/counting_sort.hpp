@@ -177,12 +177,13 @@ struct CountingSortParts {
 /// Writes to `sorted` the positions 0..n-1 of `keys` (each in [0, key_count)) ordered by key, and
 /// positions with equal keys in increasing order (a stable sort), and to `offsets[k]` where key k's
 /// run starts in `sorted`, for every k < offsets.size() (key_count entries, or key_count + 1 to
-/// have n at the end). All arrays are in the arena's memory. Scratch (a count per key and thread
-/// on the CPU, the sort's on CUDA) comes from `scratch` and is given back on return. The result
+/// have n at the end). All arrays are in the arena's memory. Scratch (on the CPU a count per key
+/// value and part, at most 4 n of them; the sort's on CUDA) comes from `scratch` and is given
+/// back on return. The result
 /// is the same for any thread count. Throws afem::Error when the sizes disagree or n does not fit
 /// 32-bit positions; keys outside [0, key_count) are the caller's error (not checked).
 /// CPU: one pass to count per part, one to scatter, on the parallel_for team. Below 8192 keys, or
-/// with fewer than a quarter as many keys as key values, one part; otherwise at most one part per
+/// with fewer than half as many keys as key values, one part; otherwise at most one part per
 /// thread and 4 n / key_count parts (each part counts over the span of its key values).
 /// CUDA: a stable radix sort of the keys and a search for every key's first position.
 inline void counting_sort_indices(ArrayView<const std::int32_t> keys, std::int32_t key_count,
@@ -214,7 +215,8 @@ inline void counting_sort_indices(ArrayView<const std::int32_t> keys, std::int32
   (void)keys_total;
 #else
   // Each part counts over its span of key values: a span covers the whole range only when the
-  // keys are scattered, so with fewer than a quarter as many keys as values stay on one thread.
+  // keys are scattered, so with fewer than half as many keys as values stay on one thread (and
+  // the counts, parts x key_count, stay within 4 n).
   std::size_t parts = 1;
   if (n >= detail::counting_sort_grain) {
     parts = std::min(static_cast<std::size_t>(parallel_team_size()),

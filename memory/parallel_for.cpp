@@ -82,6 +82,10 @@ public:
     n_ = n;
     chunks_ = chunks;
     team_ = team;
+    // No claim holds more indices than a chunk of chunks_per_thread / claim_chunks per thread.
+    claim_ =
+        std::clamp<std::size_t>(chunks * detail::claim_chunks / (detail::chunks_per_thread * team),
+                                1, detail::claim_chunks);
     function_ = function;
     body_ = body;
     for (std::size_t r = 0; r < team; ++r) {
@@ -116,8 +120,7 @@ private:
       // A look before the claim keeps late threads off the lines of ranges already taken.
       for (std::size_t seen = range.next.load(std::memory_order_relaxed); seen < range.end;
            seen = range.next.load(std::memory_order_relaxed)) {
-        const std::size_t step =
-            std::clamp<std::size_t>((range.end - seen) / 2, 1, detail::claim_chunks);
+        const std::size_t step = std::clamp<std::size_t>((range.end - seen) / 2, 1, claim_);
         const std::size_t chunk = range.next.fetch_add(step, std::memory_order_relaxed);
         if (chunk >= range.end) {
           break;
@@ -214,6 +217,7 @@ private:
   alignas(64) std::size_t n_ = 0;
   std::size_t chunks_ = 0;
   std::size_t team_ = 0;
+  std::size_t claim_ = 1;  ///< the most chunks one claim takes
   detail::ChunkFunction function_ = nullptr;
   const void* body_ = nullptr;
 };

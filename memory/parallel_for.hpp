@@ -22,16 +22,17 @@ using ChunkFunction = void (*)(const void* body, std::size_t begin, std::size_t 
 /// busy with another caller's loop or when it is called from inside a loop body.
 void run_chunks(std::size_t n, std::size_t chunks, ChunkFunction function, const void* body);
 
-/// The most chunks one loop is cut into (a chunk is claimed with one atomic increment).
+/// The most chunks one loop is cut into.
 inline constexpr std::size_t max_chunks = std::size_t{1} << 15;
 
 /// Chunks per thread: enough that a thread slowed by another process leaves its share to others,
 /// and that the threads finish a loop within a small chunk of one another.
 inline constexpr std::size_t chunks_per_thread = 64;
 
-/// The most chunks a thread claims at once (while more than twice as many are left in the share
-/// it claims from): a claim holds at most a sixteenth of a thread's share, and the last claims of
-/// a share are single chunks.
+/// The most chunks a thread claims with one atomic increment, while at least twice as many are
+/// left in the share it claims from (fewer below, down to single chunks at the end of a share).
+/// No claim holds more than a sixteenth of a thread's share of a loop, or one index where that
+/// is less.
 inline constexpr std::size_t claim_chunks = 4;
 
 }  // namespace detail

@@ -109,7 +109,8 @@ Iterator for_each_n(ArenaOmpPolicy& /*policy*/, Iterator first, Size n, Function
   return first + static_cast<Difference>(n);
 }
 
-/// Thrust's for_each on an arena policy (fill and copy come here): parallel_for over the range.
+/// Thrust's for_each on an arena policy (copy comes here, and fill of anything but a pointer
+/// range): parallel_for over the range.
 template <class Iterator, class Function>
 Iterator for_each(ArenaOmpPolicy& policy, Iterator first, Iterator last, Function f) {
   return for_each_n(policy, first, last - first, f);

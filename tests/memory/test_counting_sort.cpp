@@ -116,7 +116,7 @@ TEST_F(CountingSortTest, MatchesAStableSortForKeysThatGrowWithThePosition) {
     cases.push_back(std::move(nodes));
   }
   {
-    // Runs of three, from 5000 on, of 20000 values: no two parts share a value.
+    // Runs of three, from 5000 on, of 20000 values: parts share at most a run's value.
     Case runs{"runs", 20000, std::vector<std::int32_t>(30000)};
     for (std::size_t i = 0; i < runs.keys.size(); ++i) {
       runs.keys[i] = 5000 + static_cast<std::int32_t>(i / 3);

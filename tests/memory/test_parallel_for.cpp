@@ -30,8 +30,11 @@ std::vector<int> visits(std::size_t n, std::size_t grain) {
 TEST(ParallelForTest, CallsTheBodyOnceForEveryIndexWhateverTheTeam) {
   for (const int team : {1, 2, 3, 4}) {
     const test::ThreadCount size(team);
-    for (const std::size_t n : {std::size_t{0}, std::size_t{1}, std::size_t{511}, std::size_t{512},
-                                std::size_t{100003}, std::size_t{1} << 20}) {
+    // Short loops too, whose shares are claimed a few indices or one at a time.
+    for (const std::size_t n :
+         {std::size_t{0}, std::size_t{1}, std::size_t{2}, std::size_t{3}, std::size_t{7},
+          std::size_t{33}, std::size_t{100}, std::size_t{257}, std::size_t{511}, std::size_t{512},
+          std::size_t{100003}, std::size_t{1} << 20}) {
       for (const std::size_t grain : {std::size_t{0}, std::size_t{1}, std::size_t{256}}) {
         const std::vector<int> counts = visits(n, grain);
         const auto wrong =

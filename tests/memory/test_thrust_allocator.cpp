@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include <thrust/copy.h>
+#include <thrust/fill.h>
 #include <thrust/for_each.h>
 #include <thrust/iterator/counting_iterator.h>
 #include <thrust/reduce.h>
@@ -184,6 +185,30 @@ TEST_F(ThrustAllocatorTest, ForEachReduceAndCopyIfGiveOneAnswerForEveryThreadCou
   for (const double sum : sums) {
     EXPECT_EQ(sum, sums.front()) << "a sum differs from the first thread count's, bit for bit";
     EXPECT_NEAR(sum, static_cast<double>(exact), 1e-6 * std::abs(static_cast<double>(exact)));
+  }
+}
+
+// A fill (on the CPU, std::fill on 64 KiB blocks) sets every element of its range, from none to
+// several blocks and a part of one, and nothing beside it; a value of another type is converted.
+TEST_F(ThrustAllocatorTest, AFillSetsItsRangeAndNothingBeside) {
+  constexpr std::size_t block = std::size_t{1} << 16;
+  for (const std::size_t n :
+       {std::size_t{0}, std::size_t{1}, block - 1, block, block + 1, 3 * block + 5}) {
+    auto bytes = borrow_temporary<std::uint8_t>(*arena_, n + 2, "bytes");
+    test::copy_to_device(bytes.view(), std::vector<std::uint8_t>(n + 2, 7));
+    thrust::fill(arena_policy(*arena_), bytes.data() + 1, bytes.data() + 1 + n, std::uint8_t{1});
+    std::vector<std::uint8_t> expected(n + 2, 1);
+    expected.front() = 7;
+    expected.back() = 7;
+    EXPECT_EQ(test::copy_to_host<std::uint8_t>(bytes.view()), expected) << n << " bytes";
+
+    auto values = borrow_temporary<double>(*arena_, n + 2, "values");
+    test::copy_to_device(values.view(), std::vector<double>(n + 2, -1.0));
+    thrust::fill(arena_policy(*arena_), values.data() + 1, values.data() + 1 + n, 3);
+    std::vector<double> expected_values(n + 2, 3.0);
+    expected_values.front() = -1.0;
+    expected_values.back() = -1.0;
+    EXPECT_EQ(test::copy_to_host<double>(values.view()), expected_values) << n << " doubles";
   }
 }
 
