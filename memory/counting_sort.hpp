@@ -179,9 +179,9 @@ struct CountingSortParts {
 /// run starts in `sorted`, for every k < offsets.size() (key_count entries, or key_count + 1 to
 /// have n at the end). All arrays are in the arena's memory. Scratch (on the CPU a count per key
 /// value and part, at most 4 n of them; the sort's on CUDA) comes from `scratch` and is given
-/// back on return. The result
-/// is the same for any thread count. Throws afem::Error when the sizes disagree or n does not fit
-/// 32-bit positions; keys outside [0, key_count) are the caller's error (not checked).
+/// back on return. The result is the same for any thread count. Throws afem::Error when the sizes
+/// disagree or n does not fit 32-bit positions; keys outside [0, key_count) are the caller's
+/// error (not checked).
 /// CPU: one pass to count per part, one to scatter, on the parallel_for team. Below 8192 keys, or
 /// with fewer than half as many keys as key values, one part; otherwise at most one part per
 /// thread and 4 n / key_count parts (each part counts over the span of its key values).
