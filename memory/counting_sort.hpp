@@ -182,9 +182,10 @@ struct CountingSortParts {
 /// back on return. The result is the same for any thread count. Throws afem::Error when the sizes
 /// disagree or n does not fit 32-bit positions; keys outside [0, key_count) are the caller's
 /// error (not checked).
-/// CPU: one pass to count per part, one to scatter, on the parallel_for team. Below 8192 keys, or
-/// with fewer than half as many keys as key values, one part; otherwise at most one part per
-/// thread and 4 n / key_count parts (each part counts over the span of its key values).
+/// CPU: one pass to count per part, one to scatter, the four phases in one parallel_phases region
+/// (one fork/join of the team). Below 8192 keys, or with fewer than half as many keys as key
+/// values, one part; otherwise at most one part per thread and 4 n / key_count parts (each part
+/// counts over the span of its key values).
 /// CUDA: a stable radix sort of the keys and a search for every key's first position.
 inline void counting_sort_indices(ArrayView<const std::int32_t> keys, std::int32_t key_count,
                                   ArrayView<std::int32_t> sorted, ArrayView<std::int32_t> offsets,
@@ -228,10 +229,10 @@ inline void counting_sort_indices(ArrayView<const std::int32_t> keys, std::int32
   auto run_starts = borrow_temporary<std::int64_t>(scratch, parts, "counting_sort.run_starts");
   const detail::CountingSortParts sort{
       keys, keys_total, sorted, offsets, counts.data(), spans.data(), run_starts.data(), parts};
-  parallel_for(parts, 1, [&](std::size_t part) { sort.count(part); });
-  parallel_for(parts, 1, [&](std::size_t part) { sort.sum_values(part); });
-  parallel_for(parts, 1, [&](std::size_t part) { sort.start(part); });
-  parallel_for(parts, 1, [&](std::size_t part) { sort.scatter(part); });
+  parallel_phases(LoopPhase{parts, 1, [&](std::size_t part) { sort.count(part); }},
+                  LoopPhase{parts, 1, [&](std::size_t part) { sort.sum_values(part); }},
+                  LoopPhase{parts, 1, [&](std::size_t part) { sort.start(part); }},
+                  LoopPhase{parts, 1, [&](std::size_t part) { sort.scatter(part); }});
   if (offsets.size() > keys_total) {
     offsets[keys_total] = static_cast<std::int32_t>(n);
   }

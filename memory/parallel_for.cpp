@@ -50,6 +50,11 @@ struct alignas(64) ChunkRange {
   std::size_t end = 0;
 };
 
+/// How many chunks of one loop of a run_phases call have run. Alone on its cache line.
+struct alignas(64) ChunksDone {
+  std::atomic<std::size_t> count{0};
+};
+
 /// The worker threads behind parallel_for. One loop runs at a time; its caller takes part and
 /// waits for the threads that joined it, never for a worker that has not arrived. Each thread
 /// starts on its own contiguous share of the chunks (the same share loop after loop, so its data
@@ -75,22 +80,25 @@ public:
   bool try_acquire() noexcept { return !busy_.test_and_set(std::memory_order_acquire); }
   void release() noexcept { busy_.clear(std::memory_order_release); }
 
-  /// Runs the loop with `team` threads, the caller included (holding the team).
-  void run(std::size_t n, std::size_t chunks, std::size_t team, detail::ChunkFunction function,
-           const void* body) {
+  /// Runs the loops with `team` threads, the caller included (holding the team).
+  void run(const detail::ChunkedLoop* loops, std::size_t count, std::size_t team) {
     ensure_workers(team - 1);
-    n_ = n;
-    chunks_ = chunks;
+    loops_ = loops;
+    loop_count_ = count;
     team_ = team;
-    // No claim holds more indices than a chunk of chunks_per_thread / claim_chunks per thread.
-    claim_ =
-        std::clamp<std::size_t>(chunks * detail::claim_chunks / (detail::chunks_per_thread * team),
-                                1, detail::claim_chunks);
-    function_ = function;
-    body_ = body;
-    for (std::size_t r = 0; r < team; ++r) {
-      ranges_[r].next.store(chunks * r / team, std::memory_order_relaxed);
-      ranges_[r].end = chunks * (r + 1) / team;
+    for (std::size_t f = 0; f < count; ++f) {
+      const std::size_t chunks = std::min(loops[f].chunks, detail::max_chunks);
+      // No claim holds more indices than a chunk of chunks_per_thread / claim_chunks per thread.
+      claims_[f] = std::clamp<std::size_t>(
+          chunks * detail::claim_chunks / (detail::chunks_per_thread * team), 1,
+          detail::claim_chunks);
+      chunks_[f] = chunks;
+      done_[f].count.store(0, std::memory_order_relaxed);
+      ChunkRange* ranges = loop_ranges(f);
+      for (std::size_t r = 0; r < team; ++r) {
+        ranges[r].next.store(chunks * r / team, std::memory_order_relaxed);
+        ranges[r].end = chunks * (r + 1) / team;
+      }
     }
     sequence_ = (sequence_ + 1) & ((std::uint64_t{1} << 31) - 1);
     join_.store(JoinWord::open_loop(sequence_), std::memory_order_release);
@@ -113,20 +121,52 @@ public:
   }
 
 private:
-  /// Runs chunks until none is left: the thread's own share first, then the others' in turn.
+  ChunkRange* loop_ranges(std::size_t loop) const { return &ranges_[loop * ranges_capacity_]; }
+
+  /// Runs chunks of every loop until none is left, loop after loop: in each the thread's own
+  /// share first, then the others' in turn. Before a loop after the first it waits until every
+  /// chunk of the one before has run (its claims are all taken: only threads running them are
+  /// waited for).
   void claim_all(std::size_t home) const {
-    for (std::size_t k = 0; k < team_; ++k) {
-      ChunkRange& range = ranges_[(home + k) % team_];
-      // A look before the claim keeps late threads off the lines of ranges already taken.
-      for (std::size_t seen = range.next.load(std::memory_order_relaxed); seen < range.end;
-           seen = range.next.load(std::memory_order_relaxed)) {
-        const std::size_t step = std::clamp<std::size_t>((range.end - seen) / 2, 1, claim_);
-        const std::size_t chunk = range.next.fetch_add(step, std::memory_order_relaxed);
-        if (chunk >= range.end) {
-          break;
+    for (std::size_t f = 0; f < loop_count_; ++f) {
+      if (f > 0) {
+        wait_for_loop(f - 1);
+      }
+      const detail::ChunkedLoop& loop = loops_[f];
+      const std::size_t chunks = chunks_[f];
+      const bool counted = f + 1 < loop_count_;
+      ChunkRange* ranges = loop_ranges(f);
+      std::size_t ran = 0;
+      for (std::size_t k = 0; k < team_; ++k) {
+        ChunkRange& range = ranges[(home + k) % team_];
+        // A look before the claim keeps late threads off the lines of ranges already taken.
+        for (std::size_t seen = range.next.load(std::memory_order_relaxed); seen < range.end;
+             seen = range.next.load(std::memory_order_relaxed)) {
+          const std::size_t step = std::clamp<std::size_t>((range.end - seen) / 2, 1, claims_[f]);
+          const std::size_t chunk = range.next.fetch_add(step, std::memory_order_relaxed);
+          if (chunk >= range.end) {
+            break;
+          }
+          const std::size_t last = std::min(chunk + step, range.end);
+          loop.function(loop.body, loop.n * chunk / chunks, loop.n * last / chunks);
+          ran += last - chunk;
         }
-        const std::size_t last = std::min(chunk + step, range.end);
-        function_(body_, n_ * chunk / chunks_, n_ * last / chunks_);
+      }
+      // Once a thread's claims: a count written at every claim would pull its line away from the
+      // threads waiting on it, and from the others' claims.
+      if (counted && ran > 0) {
+        done_[f].count.fetch_add(ran, std::memory_order_release);
+      }
+    }
+  }
+
+  /// Spins, then yields, until every chunk of loop `f` has run.
+  void wait_for_loop(std::size_t f) const {
+    for (int spins = 0; done_[f].count.load(std::memory_order_acquire) < chunks_[f]; ++spins) {
+      if (spins < 1024) {
+        cpu_relax();
+      } else {
+        std::this_thread::yield();
       }
     }
   }
@@ -135,7 +175,7 @@ private:
     if (ranges_capacity_ < count + 1) {
       // Before any worker exists or while all wait (the caller holds the team): safe to swap.
       ranges_capacity_ = std::max<std::size_t>(count + 1, 2);
-      ranges_ = std::make_unique<ChunkRange[]>(ranges_capacity_);
+      ranges_ = std::make_unique<ChunkRange[]>(ranges_capacity_ * detail::max_phases);
     }
     while (workers_.size() < count) {
       const std::size_t index = workers_.size() + 1;
@@ -212,14 +252,14 @@ private:
   std::atomic<std::uint32_t> sleepers_{0};
   alignas(64) std::atomic<std::uint64_t> join_{0};
   std::uint64_t sequence_ = 0;
-  // The current loop, written by its caller before the loop opens; on its own cache line, which
-  // joins and leaves do not write.
-  alignas(64) std::size_t n_ = 0;
-  std::size_t chunks_ = 0;
+  // The current loops, written by their caller before they open; on cache lines which joins,
+  // leaves and claims do not write.
+  alignas(64) const detail::ChunkedLoop* loops_ = nullptr;
+  std::size_t loop_count_ = 0;
   std::size_t team_ = 0;
-  std::size_t claim_ = 1;  ///< the most chunks one claim takes
-  detail::ChunkFunction function_ = nullptr;
-  const void* body_ = nullptr;
+  std::size_t chunks_[detail::max_phases] = {};  ///< each loop's chunks, at most max_chunks
+  std::size_t claims_[detail::max_phases] = {};  ///< the most chunks one claim of a loop takes
+  mutable ChunksDone done_[detail::max_phases];
 };
 
 WorkTeam& work_team() {
@@ -237,16 +277,17 @@ int parallel_team_size() {
 #endif
 }
 
-void detail::run_chunks(std::size_t n, std::size_t chunks, ChunkFunction function,
-                        const void* body) {
+void detail::run_phases(const ChunkedLoop* loops, std::size_t count) {
   const auto team = static_cast<std::size_t>(parallel_team_size());
   WorkTeam& workers = work_team();
   if (team < 2 || inside_loop || !workers.try_acquire()) {
-    function(body, 0, n);
+    for (std::size_t f = 0; f < count; ++f) {
+      loops[f].function(loops[f].body, 0, loops[f].n);
+    }
     return;
   }
   inside_loop = true;
-  workers.run(n, std::min(chunks, max_chunks), team, function, body);
+  workers.run(loops, count, team);
   inside_loop = false;
   workers.release();
 }

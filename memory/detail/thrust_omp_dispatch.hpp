@@ -165,8 +165,8 @@ T reduce(ArenaOmpPolicy& policy, Iterator first, Iterator last, T init, BinaryFu
   }
 }
 
-/// Thrust's copy_if on an arena policy: the kept elements of each fixed block counted on the
-/// team, their positions scanned on the calling thread, then each block written on the team. The
+/// Thrust's copy_if on an arena policy: the kept elements of each fixed block counted, then each
+/// block written after the blocks before it, as two phases of one parallel_phases region. The
 /// predicate runs twice per element, so it must be a pure function of the element (as Thrust's
 /// parallel backends require).
 template <class InputIterator, class OutputIterator, class Predicate>
@@ -177,28 +177,35 @@ OutputIterator copy_if(ArenaOmpPolicy& /*policy*/, InputIterator first, InputIte
   using OutDifference = thrust::detail::it_difference_t<OutputIterator>;
   const thrust::detail::wrapped_function<Predicate, bool> keep{pred};
   const detail::Blocks blocks(n);
-  std::array<std::size_t, detail::Blocks::max_blocks + 1> start{};
-  parallel_for(blocks.count, 1, [&](std::size_t b) {
-    std::size_t kept = 0;
-    for (std::size_t i = blocks.begin(b); i < blocks.end(b); ++i) {
-      kept += keep(*(first + static_cast<InDifference>(i))) ? 1 : 0;
-    }
-    start[b + 1] = kept;
-  });
+  std::array<std::size_t, detail::Blocks::max_blocks> kept{};
+  parallel_phases(LoopPhase{blocks.count, 1,
+                            [&](std::size_t b) {
+                              std::size_t count = 0;
+                              for (std::size_t i = blocks.begin(b); i < blocks.end(b); ++i) {
+                                count += keep(*(first + static_cast<InDifference>(i))) ? 1 : 0;
+                              }
+                              kept[b] = count;
+                            }},
+                  LoopPhase{blocks.count, 1, [&](std::size_t b) {
+                              // At most max_blocks counts before it: each block sums its own.
+                              std::size_t start = 0;
+                              for (std::size_t before = 0; before < b; ++before) {
+                                start += kept[before];
+                              }
+                              auto out = result + static_cast<OutDifference>(start);
+                              for (std::size_t i = blocks.begin(b); i < blocks.end(b); ++i) {
+                                const auto in = first + static_cast<InDifference>(i);
+                                if (keep(*in)) {
+                                  *out = *in;
+                                  ++out;
+                                }
+                              }
+                            }});
+  std::size_t total = 0;
   for (std::size_t b = 0; b < blocks.count; ++b) {
-    start[b + 1] += start[b];
+    total += kept[b];
   }
-  parallel_for(blocks.count, 1, [&](std::size_t b) {
-    auto out = result + static_cast<OutDifference>(start[b]);
-    for (std::size_t i = blocks.begin(b); i < blocks.end(b); ++i) {
-      const auto in = first + static_cast<InDifference>(i);
-      if (keep(*in)) {
-        *out = *in;
-        ++out;
-      }
-    }
-  });
-  return result + static_cast<OutDifference>(start[blocks.count]);
+  return result + static_cast<OutDifference>(total);
 }
 
 }  // namespace afem::memory

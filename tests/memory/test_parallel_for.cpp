@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cstddef>
+#include <cstdint>
 #include <mutex>
 #include <set>
 #include <thread>
@@ -114,6 +115,71 @@ TEST(ParallelForTest, ConcurrentCallersBothFinishEveryIndex) {
     EXPECT_EQ(
         std::count_if(seen->begin(), seen->end(), [](const auto& c) { return c.load() != 10; }), 0);
   }
+}
+
+TEST(ParallelPhasesTest, EachLoopSeesEverythingTheLoopBeforeItWrote) {
+  for (const int team : {1, 2, 3, 4}) {
+    const test::ThreadCount size(team);
+    // Short and serial loops among parallel ones; each loop reads its input in the reverse order
+    // of the loop that wrote it, so that a thread starting early reads another thread's last
+    // indices.
+    for (const std::size_t n : {std::size_t{1}, std::size_t{2}, std::size_t{7}, std::size_t{300},
+                                std::size_t{5000}, std::size_t{100003}}) {
+      std::vector<std::int64_t> first(n, -1);
+      std::vector<std::int64_t> second(n, -1);
+      std::vector<std::int64_t> third(n + 3, -1);
+      std::vector<std::atomic<int>> visits(3 * n + 3);
+      for (int repeat = 0; repeat < 20; ++repeat) {
+        parallel_phases(LoopPhase{n, 1,
+                                  [&](std::size_t i) {
+                                    visits[i].fetch_add(1, std::memory_order_relaxed);
+                                    first[i] = static_cast<std::int64_t>(i) + repeat;
+                                  }},
+                        LoopPhase{n, 256,
+                                  [&](std::size_t i) {
+                                    visits[n + i].fetch_add(1, std::memory_order_relaxed);
+                                    second[i] = 2 * first[n - 1 - i];
+                                  }},
+                        LoopPhase{n + 3, 16, [&](std::size_t i) {
+                                    visits[2 * n + i].fetch_add(1, std::memory_order_relaxed);
+                                    third[i] = i < n ? second[n - 1 - i] + 1 : -2;
+                                  }});
+        std::size_t wrong = 0;
+        for (std::size_t i = 0; i < n; ++i) {
+          wrong += third[i] != 2 * (static_cast<std::int64_t>(i) + repeat) + 1 ? 1 : 0;
+        }
+        EXPECT_EQ(wrong, 0U) << n << " indices, team " << team << ", repeat " << repeat;
+        EXPECT_EQ(third[n], -2);
+      }
+      EXPECT_EQ(
+          std::count_if(visits.begin(), visits.end(), [](const auto& c) { return c.load() != 20; }),
+          0)
+          << n << " indices, team " << team;
+    }
+  }
+}
+
+TEST(ParallelPhasesTest, ALoopInsideAPhaseRunsOnThatBodysThread) {
+  const test::ThreadCount size(3);
+  std::vector<std::atomic<int>> seen(64 * 512);
+  std::atomic<int> foreign{0};
+  std::atomic<int> before{0};
+  parallel_phases(LoopPhase{std::size_t{64}, 1,
+                            [&](std::size_t) { before.fetch_add(1, std::memory_order_relaxed); }},
+                  LoopPhase{std::size_t{64}, 1, [&](std::size_t o) {
+                              const auto owner = std::this_thread::get_id();
+                              EXPECT_EQ(before.load(std::memory_order_relaxed), 64);
+                              parallel_phases(LoopPhase{
+                                  std::size_t{512}, 1, [&](std::size_t i) {
+                                    if (std::this_thread::get_id() != owner) {
+                                      foreign.fetch_add(1, std::memory_order_relaxed);
+                                    }
+                                    seen[o * 512 + i].fetch_add(1, std::memory_order_relaxed);
+                                  }});
+                            }});
+  EXPECT_EQ(foreign.load(), 0);
+  EXPECT_EQ(std::count_if(seen.begin(), seen.end(), [](const auto& c) { return c.load() != 1; }),
+            0);
 }
 
 }  // namespace
