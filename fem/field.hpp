@@ -116,12 +116,18 @@ struct DiscreteFieldView {
     // One division per axis, not per entry (in 3D the interpolation's nine divisions took a
     // third of its kernel outside the sums).
     const Eigen::Matrix<double, dim, 1> cell_size = s.inverse_jacobian.diagonal().cwiseInverse();
-    moment = moment * cell_size.asDiagonal();
-    if constexpr (components == 1) {
-      return {value[0], moment};
-    } else {
-      return {value, moment};
+    // Written into the returned object column by column: a local copied out at the return was
+    // stored in pieces that the copy's wider loads had to wait for.
+    ValueAndMoment<dim, components> result;
+    for (int d = 0; d < dim; ++d) {
+      result.moment.col(d) = moment.col(d) * cell_size[d];
     }
+    if constexpr (components == 1) {
+      result.value = value[0];
+    } else {
+      result.value = value;
+    }
+    return result;
   }
   AFEM_HOST_DEVICE double div(const Sample<dim>& s) const {
     static_assert(components == dim, "div() needs a field with one component per dimension");
