@@ -161,7 +161,7 @@ TEST(ParallelPhasesTest, EachLoopSeesEverythingTheLoopBeforeItWrote) {
 
 TEST(ParallelPhasesTest, ALoopInsideAPhaseRunsOnThatBodysThread) {
   const test::ThreadCount size(3);
-  std::vector<std::atomic<int>> seen(64 * 512);
+  std::vector<std::atomic<int>> seen(std::size_t{64} * 512);
   std::atomic<int> foreign{0};
   std::atomic<int> before{0};
   parallel_phases(LoopPhase{std::size_t{64}, 1,
