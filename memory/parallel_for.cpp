@@ -30,6 +30,17 @@ void cpu_relax() noexcept {
 #endif
 }
 
+/// One step of a wait for other threads: a pause for the first 1024 steps, then a yield of the
+/// core (a thread waited for may share it). The count stops at 1024, however long the wait.
+void back_off(int& spins) noexcept {
+  if (spins < 1024) {
+    ++spins;
+    cpu_relax();
+  } else {
+    std::this_thread::yield();
+  }
+}
+
 /// The join word: [sequence:31][open:1][joined:32]. A worker takes part in a loop by raising
 /// `joined` while the loop is open, and leaves by lowering it; the caller closes the loop once
 /// every chunk is claimed and then waits for the threads that joined, never for others.
@@ -55,7 +66,8 @@ struct alignas(64) ChunksDone {
   std::atomic<std::size_t> count{0};
 };
 
-/// The worker threads behind parallel_for. One loop runs at a time; its caller takes part and
+/// The worker threads behind parallel_for. One call runs at a time (a loop, or the loops of one
+/// parallel_phases); its caller takes part and
 /// waits for the threads that joined it, never for a worker that has not arrived. Each thread
 /// starts on its own contiguous share of the chunks (the same share loop after loop, so its data
 /// stays in its core's cache) and then takes what is left of the others'.
@@ -110,12 +122,8 @@ public:
     // Every chunk is claimed: no thread may join any more; wait for those that did. One of them
     // may share this core, so after a short spin the caller yields it.
     std::uint64_t word = join_.fetch_and(~JoinWord::open_bit, std::memory_order_acq_rel);
-    for (int spins = 0; JoinWord::joined(word) != 0; ++spins) {
-      if (spins < 1024) {
-        cpu_relax();
-      } else {
-        std::this_thread::yield();
-      }
+    for (int spins = 0; JoinWord::joined(word) != 0;) {
+      back_off(spins);
       word = join_.load(std::memory_order_acquire);
     }
   }
@@ -162,12 +170,8 @@ private:
 
   /// Spins, then yields, until every chunk of loop `f` has run.
   void wait_for_loop(std::size_t f) const {
-    for (int spins = 0; done_[f].count.load(std::memory_order_acquire) < chunks_[f]; ++spins) {
-      if (spins < 1024) {
-        cpu_relax();
-      } else {
-        std::this_thread::yield();
-      }
+    for (int spins = 0; done_[f].count.load(std::memory_order_acquire) < chunks_[f];) {
+      back_off(spins);
     }
   }
 

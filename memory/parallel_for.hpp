@@ -111,13 +111,15 @@ struct LoopPhase {
 template <class Body>
 LoopPhase(std::size_t, std::size_t, const Body&) -> LoopPhase<Body>;
 
-/// Runs the loops one after the other, as that many parallel_for calls would, but in one
-/// fork/join of the team: a thread that finds no index of loop f left waits only until every
+/// Runs the loops one after the other, each cut into chunks as parallel_for would cut it, but in
+/// one fork/join of the team: a thread that finds no index of loop f left waits only until every
 /// index of loop f has run, then takes indices of loop f + 1. A loop's indices may run on any
 /// thread, so, as for parallel_for, its bodies must be independent of one another; a body may
 /// read what the loops before it wrote. Phases of a step that would each cost a fork/join (a
-/// sort's count, scan and scatter; element sums then node sums) cost one. At most
-/// detail::max_phases loops.
+/// sort's count, scan and scatter) cost one. Unlike parallel_for, a loop shorter than two grains
+/// among longer ones runs on whichever thread claims it (a loop inside its body then runs on that
+/// thread alone), and when every loop is that short they all run on the calling thread. Bodies
+/// must not throw, on any path. At most detail::max_phases loops.
 template <class... Body>
 void parallel_phases(const LoopPhase<Body>&... phases) {
   static_assert(sizeof...(Body) >= 1 && sizeof...(Body) <= detail::max_phases,

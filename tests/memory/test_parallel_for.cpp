@@ -182,5 +182,50 @@ TEST(ParallelPhasesTest, ALoopInsideAPhaseRunsOnThatBodysThread) {
             0);
 }
 
+TEST(ParallelPhasesTest, ConcurrentCallersAndCallsOfDifferentLengthsFinishInOrder) {
+  const test::ThreadCount size(2);
+  constexpr std::size_t n = std::size_t{1} << 15;
+  // Each caller alternates calls of two and of four phases; one of them runs serially whenever the
+  // other holds the team. Phase k of a call adds k + 1 to every entry after checking what phase k
+  // - 1 left there.
+  auto run = [](std::vector<std::int64_t>& values, std::atomic<int>& wrong) {
+    for (int call = 0; call < 40; ++call) {
+      std::int64_t base = values[0];
+      const auto phase = [&](std::int64_t k) {
+        return [&values, &wrong, base, k](std::size_t i) {
+          if (values[i] != base + k * (k + 1) / 2) {
+            wrong.fetch_add(1, std::memory_order_relaxed);
+          }
+          values[i] += k + 1;
+        };
+      };
+      const auto p0 = phase(0);
+      const auto p1 = phase(1);
+      const auto p2 = phase(2);
+      const auto p3 = phase(3);
+      if (call % 2 == 0) {
+        parallel_phases(LoopPhase{values.size(), 64, p0}, LoopPhase{values.size(), 64, p1});
+      } else {
+        parallel_phases(LoopPhase{values.size(), 64, p0}, LoopPhase{values.size(), 64, p1},
+                        LoopPhase{values.size(), 64, p2}, LoopPhase{values.size(), 64, p3});
+      }
+    }
+  };
+  std::vector<std::int64_t> first(n, 0);
+  std::vector<std::int64_t> second(n, 0);
+  std::atomic<int> wrong_first{0};
+  std::atomic<int> wrong_second{0};
+  std::thread other([&] { run(second, wrong_second); });
+  run(first, wrong_first);
+  other.join();
+  EXPECT_EQ(wrong_first.load(), 0);
+  EXPECT_EQ(wrong_second.load(), 0);
+  // 20 calls of 1 + 2 and 20 of 1 + 2 + 3 + 4.
+  for (const auto* values : {&first, &second}) {
+    EXPECT_EQ(std::count(values->begin(), values->end(), 20 * 3 + 20 * 10),
+              static_cast<std::ptrdiff_t>(n));
+  }
+}
+
 }  // namespace
 }  // namespace afem::memory

@@ -212,6 +212,46 @@ TEST_F(ThrustAllocatorTest, AFillSetsItsRangeAndNothingBeside) {
   }
 }
 
+// copy_if keeps what its predicate keeps, in order, for lengths with no block, one block, a block
+// and one more, and several, on every thread count; nothing past its returned end is written.
+TEST_F(ThrustAllocatorTest, ACopyIfKeepsInOrderForEveryLength) {
+  for (const std::size_t n : {0U, 1U, 3U, 4096U, 4097U, 20001U}) {
+    std::vector<double> host(n);
+    for (std::size_t i = 0; i < n; ++i) {
+      host[i] = (i % 7 == 0 || i % 11 == 3) ? static_cast<double>(i) + 2.0 : -1.0;
+    }
+    std::vector<double> expected;
+    std::copy_if(host.begin(), host.end(), std::back_inserter(expected),
+                 [](double v) { return v > 1.0; });
+    auto values = borrow_temporary<double>(*arena_, n, "values");
+    auto kept = borrow_temporary<double>(*arena_, n + 1, "kept");
+    test::copy_to_device(values.view(), host);
+    const auto run = [&](int threads) {
+      test::copy_to_device(kept.view(), std::vector<double>(n + 1, -7.0));
+      const auto end = thrust::copy_if(arena_policy(*arena_), values.data(), values.data() + n,
+                                       kept.data(), AboveOne{});
+      const auto all = test::copy_to_host<double>(kept.view());
+      const auto count = static_cast<std::size_t>(end - kept.data());
+      EXPECT_EQ(std::vector<double>(all.begin(), all.begin() + static_cast<std::ptrdiff_t>(count)),
+                expected)
+          << n << " elements, " << threads << " threads";
+      EXPECT_TRUE(std::all_of(all.begin() + static_cast<std::ptrdiff_t>(count), all.end(),
+                              [](double v) { return v == -7.0; }))
+          << n << " elements, " << threads << " threads";
+    };
+#if defined(_OPENMP) && !AFEM_HAS_CUDA
+    const int threads = omp_get_max_threads();
+    for (const int count : {1, 2, 3, 4}) {
+      omp_set_num_threads(count);
+      run(count);
+    }
+    omp_set_num_threads(threads);
+#else
+    run(1);
+#endif
+  }
+}
+
 // A sum is split into interleaved partial sums: every element counts once, whatever the length
 // (below, at and above the split's width, with and without a remainder, across blocks).
 TEST_F(ThrustAllocatorTest, ASumCountsEveryElementOnceForEveryLength) {
