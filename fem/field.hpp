@@ -118,7 +118,7 @@ struct DiscreteFieldView {
     const Eigen::Matrix<double, dim, 1> cell_size = s.inverse_jacobian.diagonal().cwiseInverse();
     // Written into the returned object column by column: a local copied out at the return was
     // stored in pieces that the copy's wider loads had to wait for.
-    ValueAndMoment<dim, components> result;
+    ValueAndMoment<dim, components> result{};
     for (int d = 0; d < dim; ++d) {
       result.moment.col(d) = moment.col(d) * cell_size[d];
     }
