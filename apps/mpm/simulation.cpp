@@ -249,7 +249,8 @@ struct UpdateGrid {
 
 /// The incompressible fluid's grid momentum on the faces of velocity component `component`:
 /// (rho0 (v_p + C_p (x_i - x_p)) + dt f_p / V0_p)_c N_i, weighted by V0_p. The fluid has no stress
-/// (its pressure comes from the projection), so the basis gradients are not read.
+/// (its pressure comes from the projection), so the basis gradients are not read. As in the MPM's
+/// momentum form, the affine part is kept as its value at the origin, one product per node.
 template <int D>
 struct FluidMomentumForm {
   static constexpr bool reads_gradients = false;
@@ -262,28 +263,28 @@ struct FluidMomentumForm {
 
   /// What the form needs of a particle, found once per particle.
   struct Particle {
-    Vector<D> position;
-    double momentum = 0.0;
-    Vector<D> affine_momentum;  ///< row `component` of rho0 C_p
+    double momentum_at_origin = 0.0;  ///< the momentum minus row `component` of rho0 C_p x_p
+    Vector<D> affine_momentum;        ///< row `component` of rho0 C_p
   };
   template <class Sample>
   AFEM_HOST_DEVICE Particle prepare(const Sample& s) const {
     const std::size_t p = s.index;
     const double density = materials(p).density;
     const auto c = static_cast<std::size_t>(component);
-    Particle particle{s.x, density * velocities[p * D + c], Vector<D>::Zero()};
+    Particle particle{density * velocities[p * D + c], Vector<D>::Zero()};
     for (std::size_t a = 0; a < D; ++a) {
       particle.affine_momentum[static_cast<Eigen::Index>(a)] =
           density * affine[(p * D + c) * D + a];
     }
     if (!forces.empty()) {
-      particle.momentum += (dt / s.weight) * forces[p * D + c];
+      particle.momentum_at_origin += (dt / s.weight) * forces[p * D + c];
     }
+    particle.momentum_at_origin -= particle.affine_momentum.dot(s.x);
     return particle;
   }
   template <class Test>
   AFEM_HOST_DEVICE double operator()(const Particle& particle, const Test& v) const {
-    return (particle.momentum + particle.affine_momentum.dot(v.node_position - particle.position)) *
+    return (particle.momentum_at_origin + particle.affine_momentum.dot(v.node_position)) *
            v.basis_value;
   }
 };
