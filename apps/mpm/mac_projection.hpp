@@ -215,13 +215,13 @@ struct MacRows {
     double outflow = 0.0;
     for (int a = 0; a < D; ++a) {
       for (int side = 0; side < 2; ++side) {
-        const auto face = static_cast<std::size_t>(lattice.cell_face(a, k, side));
-        outflow += side == 0 ? -velocity.component[a][face] : velocity.component[a][face];
         std::int32_t i[D];
         lattice.cell_face_coords(a, k, side, i);
         if (!wet || lattice.held(a, i)) {
-          continue;
+          continue;  // a held face lets nothing through
         }
+        const auto face = static_cast<std::size_t>(lattice.cell_face(a, k, side));
+        outflow += side == 0 ? -velocity.component[a][face] : velocity.component[a][face];
         diagonal += 1.0;
         std::int32_t n[D];
         for (int b = 0; b < D; ++b) {
@@ -351,22 +351,8 @@ struct DryPressure {
   }
 };
 
-/// Zeroes the held faces of component d.
-template <int D>
-struct MacHoldWalls {
-  MacLattice<D> lattice;
-  int d = 0;
-  memory::ArrayView<double> velocity;
-  AFEM_HOST_DEVICE void operator()(std::size_t f) const {
-    std::int32_t i[D];
-    lattice.face_coords(d, static_cast<std::int64_t>(f), i);
-    if (lattice.held(d, i)) {
-      velocity[f] = 0.0;
-    }
-  }
-};
-
-/// The net outflow over h of each fluid cell (0 on the others).
+/// The net outflow over h of each fluid cell through its faces that the walls do not hold (0 on
+/// the other cells).
 template <int D>
 struct MacDivergence {
   MacLattice<D> lattice;
@@ -383,8 +369,14 @@ struct MacDivergence {
     lattice.cell_coords(static_cast<std::int64_t>(c), k);
     double outflow = 0.0;
     for (int a = 0; a < D; ++a) {
-      outflow += velocity.component[a][static_cast<std::size_t>(lattice.cell_face(a, k, 1))] -
-                 velocity.component[a][static_cast<std::size_t>(lattice.cell_face(a, k, 0))];
+      for (int side = 0; side < 2; ++side) {
+        std::int32_t i[D];
+        lattice.cell_face_coords(a, k, side, i);
+        if (!lattice.held(a, i)) {
+          const auto face = static_cast<std::size_t>(lattice.cell_face(a, k, side));
+          outflow += side == 0 ? -velocity.component[a][face] : velocity.component[a][face];
+        }
+      }
     }
     out[c] = inverse_h * outflow;
   }
@@ -430,8 +422,8 @@ public:
   }
 
   /// Projects `velocity` (u* on entry) given which cells hold fluid (`fluid`: 1 or 0 per cell).
-  /// Throws fem::SolverError when CG fails (the held faces are then zeroed and the others as
-  /// they were).
+  /// The faces the walls hold are read as 0 and set to 0 with the correction. Throws
+  /// fem::SolverError when CG fails, the velocity then as it was.
   MacProjectionResult project(const MacVelocity<D>& velocity,
                               memory::ArrayView<const std::uint8_t> fluid, double dt,
                               memory::Arena& scratch) {
@@ -447,10 +439,6 @@ public:
     AFEM_EXPECTS(dt > 0.0, "MacProjection: time step " + std::to_string(dt));
     auto policy = memory::arena_policy(scratch, "MacProjection.thrust");
     const auto count = thrust::counting_iterator<std::size_t>(0);
-    for (int d = 0; d < D; ++d) {
-      thrust::for_each_n(policy, count, velocity.component[d].size(),
-                         detail::MacHoldWalls<D>{lattice_, d, velocity.component[d]});
-    }
     auto rhs = memory::borrow_temporary<double>(scratch, cells, "MacProjection.rhs");
     auto divergence = memory::borrow_temporary<double>(scratch, cells, "MacProjection.divergence");
     const double before = divergence_norm(velocity, fluid, divergence.view(), scratch);
