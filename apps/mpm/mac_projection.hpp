@@ -195,7 +195,8 @@ inline constexpr double dry_diagonal = 1e-6;
 
 /// Row c of A (in the pattern's order: the neighbours below along the last axis first, the cell,
 /// the neighbours above along the first axis first), and b_c = -(rho h / dt) times the net
-/// outflow of the cell. Cells without fluid get the identity row and b = 0.
+/// outflow of the cell through its faces that the walls do not hold. Cells without fluid get the
+/// identity row times dry_diagonal and b = 0.
 template <int D>
 struct MacRows {
   MacLattice<D> lattice;
@@ -213,24 +214,26 @@ struct MacRows {
     double below[D] = {};
     double above[D] = {};
     double outflow = 0.0;
-    for (int a = 0; a < D; ++a) {
-      for (int side = 0; side < 2; ++side) {
-        std::int32_t i[D];
-        lattice.cell_face_coords(a, k, side, i);
-        if (!wet || lattice.held(a, i)) {
-          continue;  // a held face lets nothing through
-        }
-        const auto face = static_cast<std::size_t>(lattice.cell_face(a, k, side));
-        outflow += side == 0 ? -velocity.component[a][face] : velocity.component[a][face];
-        diagonal += 1.0;
-        std::int32_t n[D];
-        for (int b = 0; b < D; ++b) {
-          n[b] = k[b];
-        }
-        n[a] += side == 0 ? -1 : 1;
-        const std::int64_t neighbour = lattice.cell_at(n);
-        if (neighbour >= 0 && fluid[static_cast<std::size_t>(neighbour)] != 0) {
-          (side == 0 ? below : above)[a] = -1.0;
+    if (wet) {
+      for (int a = 0; a < D; ++a) {
+        for (int side = 0; side < 2; ++side) {
+          std::int32_t i[D];
+          lattice.cell_face_coords(a, k, side, i);
+          if (lattice.held(a, i)) {
+            continue;  // a held face lets nothing through
+          }
+          const auto face = static_cast<std::size_t>(lattice.cell_face(a, k, side));
+          outflow += side == 0 ? -velocity.component[a][face] : velocity.component[a][face];
+          diagonal += 1.0;
+          std::int32_t n[D];
+          for (int b = 0; b < D; ++b) {
+            n[b] = k[b];
+          }
+          n[a] += side == 0 ? -1 : 1;
+          const std::int64_t neighbour = lattice.cell_at(n);
+          if (neighbour >= 0 && fluid[static_cast<std::size_t>(neighbour)] != 0) {
+            (side == 0 ? below : above)[a] = -1.0;
+          }
         }
       }
     }
@@ -369,14 +372,16 @@ struct MacDivergence {
     lattice.cell_coords(static_cast<std::int64_t>(c), k);
     double outflow = 0.0;
     for (int a = 0; a < D; ++a) {
+      double flow[2];  // through the low and the high face
       for (int side = 0; side < 2; ++side) {
         std::int32_t i[D];
         lattice.cell_face_coords(a, k, side, i);
-        if (!lattice.held(a, i)) {
-          const auto face = static_cast<std::size_t>(lattice.cell_face(a, k, side));
-          outflow += side == 0 ? -velocity.component[a][face] : velocity.component[a][face];
-        }
+        flow[side] =
+            lattice.held(a, i)
+                ? 0.0
+                : velocity.component[a][static_cast<std::size_t>(lattice.cell_face(a, k, side))];
       }
+      outflow += flow[1] - flow[0];
     }
     out[c] = inverse_h * outflow;
   }
@@ -423,7 +428,8 @@ public:
 
   /// Projects `velocity` (u* on entry) given which cells hold fluid (`fluid`: 1 or 0 per cell).
   /// The faces the walls hold are read as 0 and set to 0 with the correction. Throws
-  /// fem::SolverError when CG fails, the velocity then as it was.
+  /// fem::SolverError when the multigrid's rebuild or CG fails: the velocity is then as it was
+  /// (its held faces too), the pressure CG's last iterate.
   MacProjectionResult project(const MacVelocity<D>& velocity,
                               memory::ArrayView<const std::uint8_t> fluid, double dt,
                               memory::Arena& scratch) {

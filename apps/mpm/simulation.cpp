@@ -250,7 +250,8 @@ struct UpdateGrid {
 /// The incompressible fluid's grid momentum on the faces of velocity component `component`:
 /// (rho0 (v_p + C_p (x_i - x_p)) + dt f_p / V0_p)_c N_i, weighted by V0_p. The fluid has no stress
 /// (its pressure comes from the projection), so the basis gradients are not read. As in the MPM's
-/// momentum form, the affine part is kept as its value at the origin, one product per node.
+/// momentum form, the affine part is kept as its value at the origin, one product per node
+/// (losing about log10(|x_p| / h) digits to cancellation, as there).
 template <int D>
 struct FluidMomentumForm {
   static constexpr bool reads_gradients = false;

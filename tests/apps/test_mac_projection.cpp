@@ -10,9 +10,12 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
+#include <cstring>
+#include <limits>
 #include <vector>
 
 #include "arenafem/apps/mpm/mac_projection.hpp"
+#include "arenafem/fem/solvers.hpp"
 #include "arenafem/memory/error.hpp"
 #include "arenafem/memory/replace_owned.hpp"
 #include "support/backend.hpp"
@@ -299,6 +302,54 @@ TEST_F(MacProjectionTest, MultigridIterationsStayBoundedAsTheGridIsRefined) {
   EXPECT_LE(multigrid[1], 1.5 * multigrid[0]) << multigrid[0] << " then " << multigrid[1];
   EXPECT_GT(jacobi[1], 2 * jacobi[0]) << jacobi[0] << " then " << jacobi[1];
   EXPECT_LT(4 * multigrid[1], jacobi[1]);
+}
+
+// A NaN in u* on a face of a fluid cell breaks CG down: the projection throws SolverError and
+// leaves every face as it was, the held ones too (they start with values here).
+TEST_F(MacProjectionTest, AFailedSolveLeavesTheVelocity) {
+  constexpr int dim = 2;
+  const Tank<dim> tank(16, 0.5);
+  std::array<std::vector<double>, dim> start;
+  for (int d = 0; d < dim; ++d) {
+    start[d] = hashed(tank.lattice.face_count(d), 5 + d);
+  }
+  std::size_t poisoned = 0;
+  int held = 0;
+  for (std::int64_t c = 0; c < tank.lattice.cell_count() && poisoned == 0; ++c) {
+    std::int32_t k[dim];
+    tank.lattice.cell_coords(c, k);
+    std::int32_t i[dim];
+    tank.lattice.cell_face_coords(0, k, 1, i);
+    if (tank.fluid[static_cast<std::size_t>(c)] != 0 && !tank.lattice.held(0, i)) {
+      poisoned = static_cast<std::size_t>(tank.lattice.cell_face(0, k, 1));
+    }
+  }
+  ASSERT_GT(poisoned, 0U);
+  start[0][poisoned] = std::numeric_limits<double>::quiet_NaN();
+  for (int d = 0; d < dim; ++d) {
+    for (std::int64_t f = 0; f < tank.lattice.face_count(d); ++f) {
+      std::int32_t i[dim];
+      tank.lattice.face_coords(d, f, i);
+      held += tank.lattice.held(d, i) && start[d][static_cast<std::size_t>(f)] != 0.0 ? 1 : 0;
+    }
+  }
+  ASSERT_GT(held, 0);
+  auto fluid = memory::borrow_temporary<std::uint8_t>(*pool_, tank.fluid.size(), "test.fluid");
+  test::copy_to_device(fluid.view(), tank.fluid);
+  for (const PressurePreconditioner kind :
+       {PressurePreconditioner::jacobi, PressurePreconditioner::multigrid}) {
+    SCOPED_TRACE(kind == PressurePreconditioner::jacobi ? "jacobi" : "multigrid");
+    Faces<dim> faces(*pool_, tank.lattice, start);
+    MacProjection<dim> projection(tank.lattice, 0.1, 1000.0, kind, *pool_);
+    EXPECT_THROW(projection.project(faces.view(), fluid.view(), 1e-3, *arena_), fem::SolverError);
+    arena_->reset();
+    for (int d = 0; d < dim; ++d) {
+      const std::vector<double> end = faces.host(d);
+      ASSERT_EQ(end.size(), start[d].size());
+      EXPECT_EQ(std::memcmp(end.data(), start[d].data(), end.size() * sizeof(double)), 0)
+          << "component " << d;
+    }
+  }
 }
 
 TEST_F(MacProjectionTest, RefusesMismatchedSizesAndLeavesTheVelocity) {
