@@ -67,6 +67,17 @@ std::vector<double> hashed(std::int64_t count, std::uint64_t seed) {
   return v;
 }
 
+/// Hashed values on every face of each component of `lattice` (component d from seed + d).
+template <int D>
+std::array<std::vector<double>, D> hashed_faces(const MacLattice<D>& lattice, std::uint64_t seed) {
+  std::array<std::vector<double>, D> faces;
+  for (int d = 0; d < D; ++d) {
+    faces[static_cast<std::size_t>(d)] =
+        hashed(lattice.face_count(d), seed + static_cast<std::uint64_t>(d));
+  }
+  return faces;
+}
+
 /// Device copies of the face velocities.
 template <int D>
 struct Faces {
@@ -118,10 +129,7 @@ void check_projection(memory::Pool& pool, memory::Arena& arena, PressurePrecondi
   const Tank<D> tank(D == 2 ? 40 : 16, 0.6, sticky_floor);
   const double h = 0.025;
   const double dt = 1e-3;
-  std::array<std::vector<double>, D> start;
-  for (int d = 0; d < D; ++d) {
-    start[d] = hashed(tank.lattice.face_count(d), 17 + d);
-  }
+  std::array<std::vector<double>, D> start = hashed_faces<D>(tank.lattice, 17);
   Faces<D> faces(pool, tank.lattice, start);
   auto fluid = memory::borrow_temporary<std::uint8_t>(pool, tank.fluid.size(), "test.fluid");
   test::copy_to_device(fluid.view(), tank.fluid);
@@ -282,10 +290,7 @@ TEST_F(MacProjectionTest, MultigridIterationsStayBoundedAsTheGridIsRefined) {
   for (std::size_t r = 0; r < 2; ++r) {
     const std::int32_t n = r == 0 ? 64 : 256;
     const Tank<dim> tank(n, 0.5);
-    std::array<std::vector<double>, dim> start;
-    for (int d = 0; d < dim; ++d) {
-      start[d] = hashed(tank.lattice.face_count(d), 5 + d);
-    }
+    std::array<std::vector<double>, dim> start = hashed_faces<dim>(tank.lattice, 5);
     auto fluid = memory::borrow_temporary<std::uint8_t>(*pool_, tank.fluid.size(), "test.fluid");
     test::copy_to_device(fluid.view(), tank.fluid);
     for (const PressurePreconditioner kind :
@@ -309,10 +314,7 @@ TEST_F(MacProjectionTest, MultigridIterationsStayBoundedAsTheGridIsRefined) {
 TEST_F(MacProjectionTest, AFailedSolveLeavesTheVelocity) {
   constexpr int dim = 2;
   const Tank<dim> tank(16, 0.5);
-  std::array<std::vector<double>, dim> start;
-  for (int d = 0; d < dim; ++d) {
-    start[d] = hashed(tank.lattice.face_count(d), 5 + d);
-  }
+  std::array<std::vector<double>, dim> start = hashed_faces<dim>(tank.lattice, 5);
   std::size_t poisoned = 0;
   int held = 0;
   for (std::int64_t c = 0; c < tank.lattice.cell_count() && poisoned == 0; ++c) {
@@ -355,10 +357,7 @@ TEST_F(MacProjectionTest, AFailedSolveLeavesTheVelocity) {
 TEST_F(MacProjectionTest, RefusesMismatchedSizesAndLeavesTheVelocity) {
   constexpr int dim = 2;
   const Tank<dim> tank(16, 0.5);
-  std::array<std::vector<double>, dim> start;
-  for (int d = 0; d < dim; ++d) {
-    start[d] = hashed(tank.lattice.face_count(d), 3 + d);
-  }
+  std::array<std::vector<double>, dim> start = hashed_faces<dim>(tank.lattice, 3);
   Faces<dim> faces(*pool_, tank.lattice, start);
   auto fluid = memory::borrow_temporary<std::uint8_t>(*pool_, tank.fluid.size(), "test.fluid");
   test::copy_to_device(fluid.view(), tank.fluid);
