@@ -447,11 +447,13 @@ public:
     const auto count = thrust::counting_iterator<std::size_t>(0);
     auto rhs = memory::borrow_temporary<double>(scratch, cells, "MacProjection.rhs");
     auto divergence = memory::borrow_temporary<double>(scratch, cells, "MacProjection.divergence");
-    const double before = divergence_norm(velocity, fluid, divergence.view(), scratch);
     auto view = matrix_.view();
     thrust::for_each_n(policy, count, cells,
                        detail::MacRows<D>{lattice_, fluid, view.offsets, view.values, velocity,
                                           -density_ * cell_size_ / dt, rhs.view()});
+    // b is -(rho h / dt) times each wet cell's outflow, which over h is its divergence.
+    const double before =
+        fem::norm(rhs.view(), scratch) * dt / (density_ * cell_size_ * cell_size_);
     MacProjectionResult result;
     const fem::SolveOptions options{.tolerance = tolerance,
                                     .max_iterations = max_iterations,
